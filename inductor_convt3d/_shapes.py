@@ -1,0 +1,48 @@
+"""Shape arithmetic and argument normalisation, in Python so that it works on SymInts
+(fake tensors, dynamic shapes). Mirrors csrc/params.cpp."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch._prims_common import suggest_memory_format
+
+
+def triple(value, name: str) -> list:
+    """int or 1-/3-sequence -> list of 3, as F.conv_transpose3d accepts."""
+    if isinstance(value, (int, torch.SymInt)):
+        return [value] * 3
+    value = list(value)
+    if len(value) == 1:
+        return value * 3
+    if len(value) != 3:
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of 3 values to match the "
+            f"convolution dimensions, but got {name}={value}"
+        )
+    return value
+
+
+def output_spatial(in_sizes: Sequence, kernel: Sequence, stride, padding, output_padding, dilation) -> list:
+    return [
+        (i - 1) * s - 2 * p + d * (k - 1) + op + 1
+        for i, k, s, p, op, d in zip(in_sizes, kernel, stride, padding, output_padding, dilation)
+    ]
+
+
+def input_spatial(out_sizes: Sequence, kernel: Sequence, stride, padding, output_padding, dilation) -> list:
+    return [
+        (o + 2 * p - d * (k - 1) - op - 1) // s + 1
+        for o, k, s, p, op, d in zip(out_sizes, kernel, stride, padding, output_padding, dilation)
+    ]
+
+
+def result_memory_format(a: torch.Tensor, b: torch.Tensor) -> torch.memory_format:
+    """channels_last_3d when either operand suggests it, except fp64: PyTorch's own rule for
+    F.conv_transpose3d on CPU and with cuDNN (csrc/params.cpp: result_memory_format)."""
+    if a.dtype == torch.float64:
+        return torch.contiguous_format
+    cl = torch.channels_last_3d
+    if suggest_memory_format(a) == cl or suggest_memory_format(b) == cl:
+        return cl
+    return torch.contiguous_format

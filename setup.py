@@ -1,0 +1,67 @@
+"""Builds inductor_convt3d._C from csrc/.
+
+CPU sources are always built. CUDA sources are built when nvcc and a CUDA build of torch are
+present. Environment switches:
+  CONVT3D_CUDA=1 / 0      force / skip the CUDA sources (default: auto-detect)
+  CONVT3D_CUDA_ARCHS      GPU architectures, TORCH_CUDA_ARCH_LIST syntax (default "9.0")
+"""
+import glob
+import os
+
+import torch
+from setuptools import setup
+from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtension, CUDAExtension
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+def want_cuda() -> bool:
+    flag = os.environ.get("CONVT3D_CUDA", "auto").lower()
+    if flag in ("1", "true", "yes", "on"):
+        return True
+    if flag in ("0", "false", "no", "off"):
+        return False
+    return (torch.version.cuda is not None and CUDA_HOME is not None
+            and os.path.exists(os.path.join(CUDA_HOME, "bin", "nvcc")))
+
+
+def sources(pattern: str):
+    return sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, pattern), recursive=True))
+
+
+def pip_cuda_include_flags():
+    """CUDA library headers torch needs (cusparse.h, ...) may live only in the nvidia-* pip
+    packages, not in CUDA_HOME. Search them after everything else, so nvcc's own headers win."""
+    import site
+
+    dirs = []
+    for root in site.getsitepackages() + [site.getusersitepackages()]:
+        dirs += sorted(glob.glob(os.path.join(root, "nvidia", "*", "include")))
+    return [f"-idirafter{d}" for d in dirs]
+
+
+def make_extension():
+    cxx = ["-O3"]  # the C++ standard and Py_LIMITED_API come from cpp_extension
+    cpu_sources = sources("csrc/*.cpp") + sources("csrc/cpu/*.cpp")
+    if not want_cuda():
+        return CppExtension(
+            "inductor_convt3d._C", cpu_sources, extra_compile_args={"cxx": cxx},
+            py_limited_api=True,
+        )
+    # Only the architectures asked for: compiling every default arch would blow CI's budget.
+    os.environ.setdefault("TORCH_CUDA_ARCH_LIST", os.environ.get("CONVT3D_CUDA_ARCHS", "9.0"))
+    extra = pip_cuda_include_flags()
+    nvcc = ["-O3", "--expt-relaxed-constexpr", "-lineinfo"] + [f"-Xcompiler={f}" for f in extra]
+    return CUDAExtension(
+        "inductor_convt3d._C",
+        cpu_sources + sources("csrc/cuda/*.cpp") + sources("csrc/cuda/**/*.cu"),
+        extra_compile_args={"cxx": cxx + extra, "nvcc": nvcc},
+        py_limited_api=True,
+    )
+
+
+setup(
+    ext_modules=[make_extension()],
+    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+    options={"bdist_wheel": {"py_limited_api": "cp39"}},
+)

@@ -3,12 +3,24 @@
 #include <ATen/ATen.h>
 #include <c10/util/irange.h>
 
+#include <cstdlib>
+#include <limits>
+
 namespace convt3d {
 namespace {
 
 constexpr const char* kFwd = "convt3d::conv_transpose3d";
 constexpr const char* kGradInput = "convt3d::conv_transpose3d_grad_input";
 constexpr const char* kGradWeight = "convt3d::conv_transpose3d_grad_weight";
+
+// CONVT3D_POISON_OUTPUTS=1 fills every result with NaN before its kernel runs, so an element a
+// kernel forgets to write shows up in tests. Read per call (cheap next to a convolution) so
+// tests can switch it on and off.
+const at::Tensor& poisoned(const at::Tensor& t) {
+  const char* v = std::getenv("CONVT3D_POISON_OUTPUTS");
+  if (v != nullptr && v[0] == '1') t.fill_(std::numeric_limits<double>::quiet_NaN());
+  return t;
+}
 
 std::vector<int64_t> shape5(int64_t a, int64_t b, const std::array<int64_t, 3>& s) {
   return {a, b, s[0], s[1], s[2]};
@@ -27,7 +39,7 @@ at::Tensor forward(const Kernels& k, const at::Tensor& input, const at::Tensor& 
                      input.options().memory_format(result_memory_format(input, weight)));
   if (y.numel() == 0) return y;
   at::Tensor b = (bias.has_value() && bias->defined()) ? bias->contiguous() : at::Tensor();
-  k.forward(make_params(input, weight, y, a), input, weight, b, y);
+  k.forward(make_params(input, weight, y, a), input, weight, b, poisoned(y));
   return y;
 }
 
@@ -44,7 +56,7 @@ at::Tensor grad_input(const Kernels& k, const at::Tensor& grad_output, const at:
                       grad_output.options().memory_format(
                           result_memory_format(grad_output, weight)));
   if (gx.numel() == 0) return gx;
-  k.grad_input(make_params(gx, weight, grad_output, a), grad_output, weight, gx);
+  k.grad_input(make_params(gx, weight, grad_output, a), grad_output, weight, poisoned(gx));
   return gx;
 }
 
@@ -73,7 +85,7 @@ at::Tensor grad_weight(const Kernels& k, const at::Tensor& grad_output, const at
   auto gw = at::empty(wshape, input.options().memory_format(
                                   result_memory_format(input, grad_output)));
   if (gw.numel() == 0) return gw;
-  k.grad_weight(make_params(input, gw, grad_output, a), grad_output, input, gw);
+  k.grad_weight(make_params(input, gw, grad_output, a), grad_output, input, poisoned(gw));
   return gw;
 }
 
@@ -86,7 +98,7 @@ at::Tensor grad_bias(const Kernels& k, const at::Tensor& grad_output) {
               "got ", s);
   auto gb = at::empty({grad_output.size(1)}, grad_output.options());
   if (gb.numel() == 0) return gb;
-  k.grad_bias(grad_output, gb);
+  k.grad_bias(grad_output, poisoned(gb));
   return gb;
 }
 

@@ -1,10 +1,16 @@
 """inductor_convt3d: fast 3-D transposed convolution for PyTorch.
 
-The convt3d custom ops (torch.ops.convt3d.*), their kernels, and the ways to reach them.
-Importing works without the compiled extension; calling an op then says how to build it.
+The convt3d custom ops (torch.ops.convt3d.*), their kernels, and the ways to reach them:
+torch.compile(model, backend="convt3d"), enable()/disable() for the default backend, and
+convert() for eager. Importing works without the compiled extension; calling an op then says
+how to build it.
 """
 from . import _ext, autocast, ops  # noqa: F401  (registers fake, autograd and autocast rules)
+from . import config, counters  # noqa: F401
+from .compile.enable import disable, enable, is_enabled
+from .convert import convert, unconvert
 from .functional import conv_transpose3d
 
-__all__ = ["conv_transpose3d", "ops"]
+__all__ = ["config", "conv_transpose3d", "convert", "counters", "disable", "enable",
+           "is_enabled", "ops", "unconvert"]
 __version__ = "0.1.0"

@@ -2,6 +2,8 @@
 calling an op then raises a message that says how to build it."""
 from __future__ import annotations
 
+import torch  # noqa: F401  (loads libc10/libtorch, which _C links against)
+
 _LOAD_ERROR: BaseException | None = None
 try:
     from . import _C  # noqa: F401  (loading it runs the C++ op registrations)

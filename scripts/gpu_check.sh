@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# One GPU-machine call: build, then the stages named in STAGES (default "tests"), then a short
+# summary table last. Logs go to $OUT (the device tool brings them back).
+#   STAGES=tests,sanitize,bench  PYTEST_ARGS="tests/test_ops_*.py"  BENCH_ARGS="--cases 1,2"
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
+STAGES=${STAGES:-tests}
+export PYTHONUNBUFFERED=1
+if ls .whl/*.whl >/dev/null 2>&1; then  # wheels the GPU image lacks (expecttest)
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site
+fi
+summary=()
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())"
+
+t0=$(date +%s)
+if MAX_JOBS=16 python3 -m pip install --no-build-isolation -e . >"$OUT/build.log" 2>&1; then
+  summary+=("build: ok in $(( $(date +%s) - t0 )) s")
+else
+  tail -60 "$OUT/build.log"; echo "build: FAILED"; exit 1
+fi
+
+if [[ ",$STAGES," == *",tests,"* ]]; then
+  t0=$(date +%s)
+  # shellcheck disable=SC2086
+  python3 -m pytest ${PYTEST_ARGS:-tests} -q -ra -p no:cacheprovider --junitxml="$OUT/junit.xml" >"$OUT/pytest.log" 2>&1
+  rc=$?
+  grep -E "^(FAILED|ERROR)" "$OUT/pytest.log" | head -40
+  summary+=("tests: rc=$rc in $(( $(date +%s) - t0 )) s: $(tail -1 "$OUT/pytest.log")")
+fi
+
+if [[ ",$STAGES," == *",sanitize,"* ]]; then
+  for tool in memcheck racecheck; do
+    t0=$(date +%s)
+    compute-sanitizer --tool $tool --error-exitcode 7 python3 scripts/sanitize_subset.py >"$OUT/sanitize_$tool.log" 2>&1
+    rc=$?
+    tail -3 "$OUT/sanitize_$tool.log"
+    summary+=("compute-sanitizer $tool: rc=$rc in $(( $(date +%s) - t0 )) s")
+  done
+fi
+
+if [[ ",$STAGES," == *",bench,"* ]]; then
+  t0=$(date +%s)
+  # shellcheck disable=SC2086
+  python3 -m inductor_convt3d bench --out "$OUT" ${BENCH_ARGS:-} >"$OUT/bench.log" 2>&1
+  rc=$?
+  tail -60 "$OUT/bench.log"
+  summary+=("bench: rc=$rc in $(( $(date +%s) - t0 )) s")
+fi
+
+echo "================ summary ================"
+printf '%s\n' "${summary[@]}"

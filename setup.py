@@ -40,13 +40,19 @@ def pip_cuda_include_flags():
     return [f"-idirafter{d}" for d in dirs]
 
 
+# Link the shared C++ runtime explicitly. On a toolchain whose libstdc++.so dev link is missing
+# (seen on the GPU image: g++ 13), g++ falls back to static libstdc++.a; our library then carries
+# its own copy of the iostream/locale code, which crashes when an error message formats a number.
+LINK_ARGS = ["-l:libstdc++.so.6"]
+
+
 def make_extension():
     cxx = ["-O3"]  # the C++ standard and Py_LIMITED_API come from cpp_extension
     cpu_sources = sources("csrc/*.cpp") + sources("csrc/cpu/*.cpp")
     if not want_cuda():
         return CppExtension(
             "inductor_convt3d._C", cpu_sources, extra_compile_args={"cxx": cxx},
-            py_limited_api=True,
+            extra_link_args=LINK_ARGS, py_limited_api=True,
         )
     # Only the architectures asked for: compiling every default arch would blow CI's budget.
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", os.environ.get("CONVT3D_CUDA_ARCHS", "9.0"))
@@ -56,7 +62,7 @@ def make_extension():
         "inductor_convt3d._C",
         cpu_sources + sources("csrc/cuda/*.cpp") + sources("csrc/cuda/**/*.cu"),
         extra_compile_args={"cxx": cxx + extra, "nvcc": nvcc},
-        py_limited_api=True,
+        extra_link_args=LINK_ARGS, py_limited_api=True,
     )
 
 

@@ -47,8 +47,8 @@ def matmul_rate(device: torch.device, dtype: torch.dtype, allow_tf32: bool | Non
     a = torch.randn(n, n, device=device, generator=g).to(dtype)
     b = torch.randn(n, n, device=device, generator=g).to(dtype)
     with tf32_flags(allow_tf32):
-        t = median_seconds(lambda: torch.mm(a, b), device, warmup=3 if cuda else 1,
-                           iters=20 if cuda else 3)
+        t = median_seconds(lambda: torch.mm(a, b), device, warmup=3 if cuda else 2,
+                           iters=20 if cuda else 10)
     return 2 * n ** 3 / t
 
 

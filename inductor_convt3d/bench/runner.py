@@ -33,6 +33,19 @@ def baseline_fn(case: Case) -> Callable:
     return run
 
 
+def conv_backend(case: Case, x, w, b) -> str | None:
+    """The backend F.conv_transpose3d selects for these tensors ("CudnnTranspose", ...), or None
+    when PyTorch's private selector is unavailable."""
+    try:
+        backend = torch._C._select_conv_backend(
+            x, w, b, list(case.stride), list(case.padding), list(case.dilation), True,
+            list(case.output_padding), case.groups)
+    except Exception:
+        return None
+    name = str(backend).rsplit(".", 1)[-1].rstrip(",")
+    return name if name and name != "???" else f"ConvBackend({int(backend)})"  # unnamed in Python
+
+
 def make_inputs(case: Case, dtype: torch.dtype, device, gen: torch.Generator):
     """Random normal input, weight scaled by 1/sqrt(fan-in), random bias (or None): never zeros."""
     fan = case.Cin // case.groups * math.prod(case.kernel)
@@ -42,12 +55,12 @@ def make_inputs(case: Case, dtype: torch.dtype, device, gen: torch.Generator):
     return x, w, b
 
 
-def reference(case: Case, x, w, b) -> torch.Tensor:
-    """fp64 F.conv_transpose3d on the same device (cuDNN on CUDA, ATen on CPU), of the exact
-    input values the precision runs on."""
+def reference(case: Case, x, w, b) -> tuple[torch.Tensor, str | None]:
+    """fp64 F.conv_transpose3d on the same device, of the exact input values the precision runs
+    on, with cudnn.benchmark off; and the backend PyTorch selected for it."""
+    xd, wd, bd = x.double(), w.double(), None if b is None else b.double()
     with cudnn_benchmark(False):
-        return F.conv_transpose3d(x.double(), w.double(), None if b is None else b.double(),
-                                  **case.conv_args())
+        return F.conv_transpose3d(xd, wd, bd, **case.conv_args()), conv_backend(case, xd, wd, bd)
 
 
 def rel_l2(y: torch.Tensor, ref: torch.Tensor) -> float:
@@ -64,14 +77,20 @@ def _layout(t, fmt):
     return None if t is None else (t.contiguous(memory_format=fmt) if t.dim() == 5 else t)
 
 
-def _summarise(t: Timing, flop: int, floor_s: float, ref, out_bytes: int) -> dict:
+def _summarise(t: Timing, flop: int, floor_s: float, ref, out_bytes: int,
+               mem_first: bool) -> dict:
+    """Timing plus TFLOP/s, % of floor, error, and extra memory as a fraction of the output:
+    the larger of first and steady call when mem_first (our op: one-time caches count), the
+    steady call otherwise (cuDNN: its first call autotunes)."""
     d = t.to_json()
     s = t.median_ms / 1e3
     d["tflops"] = flop / s / 1e12
     d["pct_floor"] = 100.0 * floor_s / s
-    d["rel_err"] = rel_l2(t.output, ref)
-    d["extra_mem_frac"] = (None if t.extra_mem_first is None
-                           else max(t.extra_mem_first, t.extra_mem or 0) / out_bytes)
+    d["rel_err"] = None if ref is None else rel_l2(t.output, ref)
+    mem = t.extra_mem
+    if mem_first and t.extra_mem_first is not None:
+        mem = max(t.extra_mem_first, t.extra_mem or 0)
+    d["extra_mem_frac"] = None if mem is None else mem / out_bytes
     d["out_channels_last"] = bool(t.output.is_contiguous(memory_format=torch.channels_last_3d)
                                   and not t.output.is_contiguous())
     t.output = None
@@ -102,7 +121,7 @@ def run_case(case: Case, precisions: list[str], layouts: list[str], device: torc
         dtype = PRECISIONS[members[0]].dtype
         gen = torch.Generator(device=device).manual_seed(seed * 1000 + case.id)
         x, w, b = make_inputs(case, dtype, device, gen)
-        ref = None
+        ref, ref_done, ref_backend = None, False, None
         for pname in members:
             prec = PRECISIONS[pname]
             nbytes = roofline.bytes_moved(case, prec.elem_size)
@@ -112,6 +131,7 @@ def run_case(case: Case, precisions: list[str], layouts: list[str], device: torc
             in_bytes = nbytes - out_bytes
             for lname in layouts:
                 row = dict(case=case.id, desc=case.describe(), precision=pname, layout=lname,
+                           device_type=torch.device(device).type,
                            dtype=str(dtype).replace("torch.", ""),
                            input_shape=list(case.input_shape), weight_shape=list(case.weight_shape),
                            output_shape=list(case.output_shape), flops=flop, bytes=nbytes,
@@ -123,8 +143,12 @@ def run_case(case: Case, precisions: list[str], layouts: list[str], device: torc
                     row["skipped"] = "deadline reached before this configuration"
                     continue
                 t_start = time.monotonic()
-                if ref is None:
-                    ref = reference(case, x, w, b)
+                if not ref_done:
+                    got, row["reference_error"] = _try("fp64 reference",
+                                                       lambda: reference(case, x, w, b), log)
+                    ref, ref_backend = got if got is not None else (None, None)
+                    ref_done = True
+                row["reference_backend"] = ref_backend
                 fmt = LAYOUTS[lname]
                 k = rotation_sets(in_bytes, out_bytes, l2)
                 sets = [(_layout(x, fmt), _layout(w, fmt), b)]
@@ -132,17 +156,18 @@ def run_case(case: Case, precisions: list[str], layouts: list[str], device: torc
                     sets.append(tuple(_layout(t, fmt) for t in make_inputs(case, dtype, device, gen)))
                 row["rotation_sets"] = k
                 with tf32_flags(prec.allow_tf32):
+                    row["baseline_backend"] = conv_backend(case, *sets[0])
                     t_ours, row["ours_error"] = _try(
                         "ours", lambda: measure(ours, sets, device, policy, first_is_steady=True), log)
                     if t_ours is not None:
-                        row["ours"] = _summarise(t_ours, flop, floor_s, ref, out_bytes)
+                        row["ours"] = _summarise(t_ours, flop, floor_s, ref, out_bytes, True)
                     del t_ours
                     with cudnn_benchmark(True):
                         t_cu, row["cudnn_error"] = _try(
                             "cudnn", lambda: measure(base, sets, device, policy,
                                                      first_is_steady=False), log)
                     if t_cu is not None:
-                        row["cudnn"] = _summarise(t_cu, flop, floor_s, ref, out_bytes)
+                        row["cudnn"] = _summarise(t_cu, flop, floor_s, ref, out_bytes, False)
                     del t_cu
                     if with_default:
                         with cudnn_benchmark(False):
@@ -150,7 +175,8 @@ def run_case(case: Case, precisions: list[str], layouts: list[str], device: torc
                                 "cudnn default", lambda: measure(base, sets, device, policy,
                                                                  first_is_steady=False), log)
                         if t_def is not None:
-                            row["cudnn_default"] = _summarise(t_def, flop, floor_s, ref, out_bytes)
+                            row["cudnn_default"] = _summarise(t_def, flop, floor_s, ref, out_bytes,
+                                                              False)
                         del t_def
                 del sets
                 if "ours" in row and "cudnn" in row:
@@ -158,13 +184,17 @@ def run_case(case: Case, precisions: list[str], layouts: list[str], device: torc
                 if "ours" in row and "cudnn_default" in row:
                     row["speedup_vs_default"] = row["cudnn_default"]["ms"] / row["ours"]["ms"]
                 row["wall_s"] = time.monotonic() - t_start
+                for key in [key for key, v in row.items() if key.endswith("_error") and v is None]:
+                    del row[key]
                 log(progress_line(row))
                 if cuda:
                     torch.cuda.empty_cache()
         del x, w, b, ref
         if cuda:
             torch.cuda.empty_cache()
-    return results
+    # Measured by input group (tf32 and fp32 share inputs); reported in the order asked for.
+    order = {(p, lay): i for i, (p, lay) in enumerate((p, lay) for p in precisions for lay in layouts)}
+    return sorted(results, key=lambda r: order[(r["precision"], r["layout"])])
 
 
 def progress_line(row: dict) -> str:
@@ -177,7 +207,7 @@ def progress_line(row: dict) -> str:
         parts.append(f"default {ms('cudnn_default')}")
     if "speedup" in row:
         parts.append(f"speedup {row['speedup']:.3g}x")
-    if "ours" in row:
+    if "ours" in row and row["ours"]["rel_err"] is not None:
         parts.append(f"err {row['ours']['rel_err']:.2e}")
     parts.append(f"[{row['wall_s']:.1f} s]")
     return " | ".join(parts)

@@ -8,7 +8,8 @@ Every call site measures in the same way:
      steady time per call;
   3. warm-up calls, then timed calls, both bounded by a time budget per measurement: at most
      `iters` and at least `min_iters` timed calls, or `slow_iters` when one call takes longer than
-     `slow_s` (the result is then marked slow).
+     `slow_s` (the result is then marked slow; a single call when slow_iters calls would take
+     longer than `slow_cap_s`).
 """
 from __future__ import annotations
 
@@ -28,16 +29,18 @@ MAX_SETS = 64
 class Policy:
     warmup: int = 5           # warm-up calls after the first call (at most)
     iters: int = 50           # timed calls (at most)
-    budget_s: float = 1.0     # target time of the timed calls of one measurement
+    budget_s: float = 0.5     # target time of the timed calls of one measurement
     min_iters: int = 3        # timed calls at least, unless iters is smaller
     slow_s: float = 2.0       # a call slower than this is timed with slow_iters calls
     slow_iters: int = 2
+    slow_cap_s: float = 10.0  # a slow measurement's timed calls take about this long at most
 
     def plan(self, est_s: float) -> tuple[int, int, bool]:
         """(warm-up calls, timed calls, slow) for a call estimated at est_s seconds."""
         est_s = max(est_s, 1e-7)
         if est_s > self.slow_s:
-            return 0, max(1, min(self.iters, self.slow_iters)), True
+            n = min(self.iters, self.slow_iters, int(self.slow_cap_s / est_s))
+            return 0, max(1, n), True
         warm = min(self.warmup, int(0.25 * self.budget_s / est_s))
         iters = min(self.iters, max(self.min_iters, int(self.budget_s / est_s)))
         return warm, max(1, iters), False

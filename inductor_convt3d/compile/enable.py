@@ -12,7 +12,8 @@ from . import slots
 
 
 def is_enabled() -> bool:
-    return all(slots.contains(getattr(inductor_config, slot), p) for slot, p in slots.PASSES.items())
+    return all(slots.contains(getattr(inductor_config, slot), p)
+               for slot, p in slots.PASSES.items())
 
 
 def _set(on: bool) -> None:

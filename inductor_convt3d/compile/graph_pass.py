@@ -39,7 +39,7 @@ class Convt3dGraphPass(CustomGraphPass):
             log.debug("convt3d [%s] left %s (%s) to Inductor: %s", self.stage, name, target, reason)
         log.log(logging.INFO if result.rewritten else logging.DEBUG,
                 "convt3d [%s] graph %s: rewrote %d node(s) %s, left %d",
-                self.stage, torch._guards.CompileContext.current_compile_id(),
+                self.stage, torch._guards.CompileContext.current_compile_id() or "-",
                 sum(result.rewritten.values()), dict(result.rewritten), len(result.skipped))
 
     def uuid(self) -> bytes:

@@ -55,8 +55,8 @@ def _rewrite_forward(graph: fx.Graph, node: fx.Node, result: Result) -> None:
     operands = {"input": a["input"], "weight": a["weight"]}
     if a["bias"] is not None:
         operands["bias"] = a["bias"]
-    reason = (None if config.rewrite_forward else "inductor_convt3d.config.rewrite_forward is False")
-    if reason := reason or _refuse(operands):
+    reason = _switched_off("rewrite_forward") or _refuse(operands)
+    if reason:
         return _skip(node, reason, result)
     op = torch.ops.convt3d.conv_transpose3d.default
     args = (a["input"], a["weight"], a["bias"], *_geometry(a))
@@ -74,14 +74,14 @@ def _rewrite_backward(graph: fx.Graph, node: fx.Node, result: Result) -> None:
     a = _bind(node)
     if not a["transposed"]:
         return
-    reason = (None if config.rewrite_backward else "inductor_convt3d.config.rewrite_backward is False")
-    reason = reason or _refuse({n: a[n] for n in ("grad_output", "input", "weight")})
+    reason = (_switched_off("rewrite_backward")
+              or _refuse({n: a[n] for n in ("grad_output", "input", "weight")}))
     users = list(node.users)
     if reason is None and not all(
             u.op == "call_function" and u.target is operator.getitem and isinstance(u.args[1], int)
             for u in users):
         reason = "an output is used other than through getitem"
-    if reason is None and not all(a["output_mask"][u.args[1]] for u in users):
+    if reason is None and any(u.users and not a["output_mask"][u.args[1]] for u in users):
         reason = "the graph uses an output that output_mask leaves out"
     if reason:
         return _skip(node, reason, result)
@@ -100,20 +100,29 @@ def _rewrite_backward(graph: fx.Graph, node: fx.Node, result: Result) -> None:
     }
     # Trace every replacement on fake tensors first, so that a refusal leaves the graph intact.
     plan = []
-    for user in users:
+    for user in [u for u in users if u.users]:  # a gradient nobody reads is not computed
         op, args = build[user.args[1]]
         val, reason = _fake_run(op, args)
         if reason:
             return _skip(node, reason, result)
         plan.append((user, op, args, val))
     for user, op, args, val in plan:
-        args = tuple(_symbolic_sizes(graph, node, weight, x) if x is kernel_size else x for x in args)
+        args = tuple(_symbolic_sizes(graph, node, weight, x) if x is kernel_size else x
+                     for x in args)
         new = _insert(graph, node, op, args, val, node.meta)
         user.replace_all_uses_with(new)
         graph.erase_node(user)
         result.inserted[_name(op)] += 1
+    planned = {user for user, *_ in plan}
+    for user in users:
+        if user not in planned:  # the unread getitems
+            graph.erase_node(user)
     graph.erase_node(node)
     result.rewritten["aten.convolution_backward"] += 1
+
+
+def _switched_off(setting: str) -> str | None:
+    return None if getattr(config, setting) else f"inductor_convt3d.config.{setting} is False"
 
 
 def _refuse(operands: dict) -> str | None:
@@ -170,6 +179,7 @@ def _insert(graph: fx.Graph, before: fx.Node, op, args: tuple, val, meta: dict) 
     # Keep provenance (stack_trace, nn_module_stack, seq_nr); the value is the new op's own.
     new.meta.update({k: v for k, v in meta.items() if k not in ("val", "tensor_meta", SKIP_KEY)})
     new.meta["val"] = val
+    new.meta["original_aten"] = op
     return new
 
 

@@ -26,4 +26,9 @@ TORCH_LIBRARY(convt3d, m) {
       "SymInt[3] stride, SymInt[3] padding, SymInt[3] output_padding, SymInt[3] dilation, "
       "SymInt groups) -> Tensor");
   m.def("conv_transpose3d_grad_bias(Tensor grad_output) -> Tensor");
+  // Internal: the name of the kernel conv_transpose3d would run for these arguments (tests and
+  // debugging; see cuda/forward_cuda.h).
+  m.def(
+      "_forward_path(Tensor input, Tensor weight, SymInt[3] stride, SymInt[3] padding, "
+      "SymInt[3] output_padding, SymInt[3] dilation, SymInt groups) -> str");
 }

@@ -1,0 +1,166 @@
+// Forward path selection for CUDA. The fast path (fwd/) covers bf16, fp16 and fp32 (TF32 or
+// 3xTF32, following torch.backends.cudnn.allow_tf32) on sm80+, any layout and geometry whose
+// sizes fit its int32 tables; everything else (fp64, huge strides, ...) runs the reference.
+//
+// CONVT3D_FORCE_REFERENCE=1 (read once, at the first forward) forces the reference kernel, to
+// bisect a suspected fast-path bug without rebuilding.
+#include "forward_cuda.h"
+
+#include "fwd/dispatch.h"
+#include "fwd/phases.h"
+#include "fwd/tile_configs.h"
+#include "reference_cuda.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Context.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace convt3d {
+namespace {
+
+bool force_reference() {
+  static const bool force = [] {
+    const char* v = std::getenv("CONVT3D_FORCE_REFERENCE");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return force;
+}
+
+struct FastPlan {
+  bool fast = false;
+  fwd::Mode mode = fwd::Mode::kBf16;
+  int bn = 0;
+  bool kvec = false;
+  int64_t blocks = 0;
+  fwd::FwdArgs args;  // geometry; pointers are filled at launch
+  std::string name = "reference";
+};
+
+// The 16-byte channel-fast loader needs unit channel stride, whole 16-byte chunks per group and
+// 16-byte aligned offsets everywhere (strides of size-1 dims never multiply a nonzero index).
+bool channel_vector_ok(const ConvT3dParams& p, const at::Tensor& x, int chunk) {
+  if (p.x_st[1] != 1 || p.Cin_g % chunk != 0) return false;
+  if (reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 != 0) return false;
+  for (int d : {0, 2, 3, 4}) {
+    if (x.size(d) > 1 && p.x_st[d] % chunk != 0) return false;
+  }
+  return true;
+}
+
+FastPlan plan_forward(const ConvT3dParams& p, const at::Tensor& x) {
+  FastPlan f;
+  if (force_reference()) return f;
+  switch (x.scalar_type()) {
+    case at::kBFloat16: f.mode = fwd::Mode::kBf16; break;
+    case at::kHalf: f.mode = fwd::Mode::kFp16; break;
+    case at::kFloat:
+      f.mode = at::globalContext().allowTF32CuDNN() ? fwd::Mode::kTf32 : fwd::Mode::kTf32x3;
+      break;
+    default: return f;  // fp64 stays on the reference
+  }
+  if (at::cuda::getDeviceProperties(x.get_device())->major < 8) return f;  // mma.sync bf16
+  constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+  constexpr int64_t kChanLim = int64_t(1) << 28;
+  if (p.Cin_g < 1 || p.Cout_g < 1 || p.Cin_g > kChanLim || p.Cout_g > kChanLim ||
+      p.N > kIntMax || p.groups > kIntMax) {
+    return f;
+  }
+  fwd::FwdArgs& a = f.args;
+  for (int i = 0; i < 3; ++i) {
+    if (!fwd::plan_axis(a.ax[i], p.in[i], p.out[i], p.k[i], p.stride[i], p.pad[i], p.dil[i])) {
+      return f;
+    }
+    a.k[i] = static_cast<int>(p.k[i]);
+  }
+  if (p.k[0] * p.k[1] * p.k[2] > kIntMax / 2) return f;
+  for (int i = 0; i < 5; ++i) {
+    a.xs[i] = p.x_st[i];
+    a.ys[i] = p.y_st[i];
+  }
+  const int chunk = fwd::chunk_elems(f.mode);
+  a.n = static_cast<int>(p.N);
+  a.cin_g = static_cast<int>(p.Cin_g);
+  a.cout_g = static_cast<int>(p.Cout_g);
+  a.cin_pad = static_cast<int>((p.Cin_g + chunk - 1) / chunk * chunk);
+  a.y_cfast = p.y_st[1] == 1 ? 1 : 0;
+
+  f.bn = fwd::pick_bn(p.Cout_g, f.mode);
+  if (!fwd::igemm_supported(f.mode, f.bn)) return f;
+  const int bm = fwd::tile_config(f.bn).bm;
+  // Phase r = 0 has the most outputs on every axis; M <= numel(y), so no overflow.
+  const int64_t m_max = p.N * a.ax[0].q[0] * a.ax[1].q[0] * a.ax[2].q[0];
+  const int64_t m_tiles = (m_max + bm - 1) / bm;
+  const int64_t n_tiles = (p.Cout_g + f.bn - 1) / f.bn;
+  const int64_t phases = p.stride[0] * p.stride[1] * p.stride[2];
+  const double blocks = double(n_tiles) * double(phases) * double(m_tiles) * double(p.groups);
+  if (m_tiles < 1 || blocks > double(kIntMax)) return f;
+  a.m_tiles = static_cast<int>(m_tiles);
+  a.n_tiles = static_cast<int>(n_tiles);
+  a.phases = static_cast<int>(phases);
+  f.blocks = n_tiles * phases * m_tiles * p.groups;
+
+  f.kvec = channel_vector_ok(p, x, chunk);
+  if (!f.kvec) {
+    // The scalar loader steps between channels with 32-bit byte offsets. One channel never
+    // steps; a channel stride beyond ~2^31 / (8 * 2) bytes (e.g. NCDHW with 640^3 fp32 per
+    // channel) is left to the reference.
+    const int64_t step = p.Cin_g > 1 ? p.x_st[1] * static_cast<int64_t>(x.element_size()) : 0;
+    if (step * (chunk - 1) > kIntMax) return f;
+    a.xs1_bytes = static_cast<int>(step);
+  }
+  f.fast = true;
+  f.name = std::string("igemm_") + fwd::mode_name(f.mode) + "_bn" + std::to_string(f.bn) +
+           (f.kvec ? "_kvec" : "_mfast");
+  return f;
+}
+
+}  // namespace
+
+void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor& w,
+                  const at::Tensor& bias, const at::Tensor& y) {
+  FastPlan f = plan_forward(p, x);
+  if (!f.fast) {
+    reference_forward_cuda(p, x, w, bias, y);
+    return;
+  }
+  const c10::cuda::CUDAGuard guard(x.device());
+  auto stream = at::cuda::getCurrentCUDAStream();
+  fwd::FwdArgs& a = f.args;
+
+  // Weight in the kernel's K-contiguous layout: the size of w (plus channel padding to 16 bytes),
+  // stream-ordered, freed back to the caching allocator on return.
+  const int64_t total = p.groups * p.k[0] * p.k[1] * p.k[2] * p.Cout_g * a.cin_pad;
+  at::Tensor wp = at::empty({total}, w.options().memory_format(at::MemoryFormat::Contiguous));
+  const int64_t ws[5] = {p.w_st[0], p.w_st[1], p.w_st[2], p.w_st[3], p.w_st[4]};
+  C10_CUDA_CHECK(fwd::repack_weight(f.mode, w.const_data_ptr(), wp.mutable_data_ptr(), total,
+                                    a.cin_g, a.cin_pad, a.cout_g, a.k, ws, stream));
+
+  a.x = x.const_data_ptr();
+  a.wp = wp.const_data_ptr();
+  a.bias = bias.defined() ? bias.const_data_ptr() : nullptr;
+  a.y = y.mutable_data_ptr();
+  C10_CUDA_CHECK(fwd::igemm_forward(f.mode, f.bn, f.kvec, a, f.blocks, stream));
+}
+
+std::string forward_path_cuda(const at::Tensor& input, const at::Tensor& weight,
+                              c10::IntArrayRef stride, c10::IntArrayRef padding,
+                              c10::IntArrayRef output_padding, c10::IntArrayRef dilation,
+                              int64_t groups) {
+  const ConvT3dArgs args{stride, padding, output_padding, dilation, groups};
+  check_forward(input, weight, c10::nullopt, args, "convt3d::_forward_path");
+  const auto out = output_spatial(input.sizes().slice(2), weight.sizes().slice(2), args);
+  // Same sizes and strides as forward's result, without allocating it.
+  const at::Tensor y = at::empty(
+      {input.size(0), weight.size(1) * groups, out[0], out[1], out[2]},
+      input.options().device(at::kMeta).memory_format(result_memory_format(input, weight)));
+  if (y.numel() == 0) return "none";
+  return plan_forward(make_params(input, weight, y, args), input).name;
+}
+
+}  // namespace convt3d

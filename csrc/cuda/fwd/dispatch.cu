@@ -1,0 +1,64 @@
+// Static switches: runtime (mode, BN, loader) -> template instantiation. Links against the
+// launchers instantiated in inst_*.cu; no kernel is compiled here.
+#include "dispatch.h"
+#include "launch.h"
+
+namespace convt3d {
+namespace fwd {
+namespace {
+
+template <Mode MODE, bool KVEC>
+cudaError_t by_bn(int bn, const FwdArgs& a, int64_t blocks, cudaStream_t s) {
+#define CONVT3D_FWD_CASE(M, BN) \
+  case BN:                      \
+    return launch_igemm<M, BN, KVEC>(a, blocks, s);
+  switch (bn) { CONVT3D_FWD_FOR_EACH_BN(CONVT3D_FWD_CASE, MODE) }
+#undef CONVT3D_FWD_CASE
+  return cudaErrorInvalidValue;
+}
+
+template <Mode MODE>
+cudaError_t by_loader(int bn, bool kvec, const FwdArgs& a, int64_t blocks, cudaStream_t s) {
+  return kvec ? by_bn<MODE, true>(bn, a, blocks, s) : by_bn<MODE, false>(bn, a, blocks, s);
+}
+
+}  // namespace
+
+bool igemm_supported(Mode mode, int bn) {
+  if (bn > max_bn(mode)) return false;  // only a stub is instantiated
+#define CONVT3D_FWD_CASE(M, BN) \
+  if (bn == BN) return true;
+  CONVT3D_FWD_FOR_EACH_BN(CONVT3D_FWD_CASE, _)
+#undef CONVT3D_FWD_CASE
+  return false;
+}
+
+cudaError_t igemm_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_t blocks,
+                          cudaStream_t stream) {
+  switch (mode) {
+    case Mode::kBf16: return by_loader<Mode::kBf16>(bn, kvec, a, blocks, stream);
+    case Mode::kFp16: return by_loader<Mode::kFp16>(bn, kvec, a, blocks, stream);
+    case Mode::kTf32: return by_loader<Mode::kTf32>(bn, kvec, a, blocks, stream);
+    case Mode::kTf32x3: return by_loader<Mode::kTf32x3>(bn, kvec, a, blocks, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t repack_weight(Mode mode, const void* w, void* wp, int64_t total, int cin_g,
+                          int cin_pad, int cout_g, const int* k, const int64_t* ws,
+                          cudaStream_t stream) {
+  switch (mode) {
+#define CONVT3D_FWD_REPACK(M) \
+  case M:                     \
+    return launch_repack<M>(w, wp, total, cin_g, cin_pad, cout_g, k, ws, stream);
+    CONVT3D_FWD_REPACK(Mode::kBf16)
+    CONVT3D_FWD_REPACK(Mode::kFp16)
+    CONVT3D_FWD_REPACK(Mode::kTf32)
+    CONVT3D_FWD_REPACK(Mode::kTf32x3)
+#undef CONVT3D_FWD_REPACK
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace fwd
+}  // namespace convt3d

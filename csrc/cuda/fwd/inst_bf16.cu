@@ -1,0 +1,10 @@
+// Kernels of mode kBf16: every BN of kTileConfigs, both A loaders, and the weight repack.
+#include "igemm_kernel.cuh"
+
+namespace convt3d {
+namespace fwd {
+
+CONVT3D_FWD_INSTANTIATE_MODE(Mode::kBf16)
+
+}  // namespace fwd
+}  // namespace convt3d

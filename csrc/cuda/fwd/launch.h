@@ -1,0 +1,40 @@
+// Declarations of the kernel launchers. They are defined in igemm_kernel.cuh and explicitly
+// instantiated, one translation unit per mode (inst_*.cu), so dispatch.cu links against them
+// without compiling any kernel and the mode files build in parallel.
+#pragma once
+
+#include "mode.h"
+#include "phases.h"
+#include "tile_configs.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace convt3d {
+namespace fwd {
+
+// The BN values of kTileConfigs (tile_configs.h), as an X-macro for instantiation and dispatch.
+#define CONVT3D_FWD_FOR_EACH_BN(X, MODE) X(MODE, 16) X(MODE, 32) X(MODE, 64) X(MODE, 128)
+
+template <Mode MODE, int BN, bool KVEC>
+cudaError_t launch_igemm(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
+
+template <Mode MODE>
+cudaError_t launch_repack(const void* w, void* wp, int64_t total, int cin_g, int cin_pad,
+                          int cout_g, const int* k, const int64_t* ws, cudaStream_t stream);
+
+// Both A loaders for one (mode, BN): scalar row-fast and 16-byte channel-fast. A BN above
+// max_bn(mode) instantiates only a stub returning an error (pick_bn never chooses it).
+#define CONVT3D_FWD_INSTANTIATE_BN(MODE, BN)                                                \
+  static_assert(tile_config(BN).bn == BN, "BN not in kTileConfigs");                        \
+  template cudaError_t launch_igemm<MODE, BN, false>(const FwdArgs&, int64_t, cudaStream_t); \
+  template cudaError_t launch_igemm<MODE, BN, true>(const FwdArgs&, int64_t, cudaStream_t);
+
+#define CONVT3D_FWD_INSTANTIATE_MODE(MODE)                                             \
+  CONVT3D_FWD_FOR_EACH_BN(CONVT3D_FWD_INSTANTIATE_BN, MODE)                            \
+  template cudaError_t launch_repack<MODE>(const void*, void*, int64_t, int, int, int, \
+                                           const int*, const int64_t*, cudaStream_t);
+
+}  // namespace fwd
+}  // namespace convt3d

@@ -1,0 +1,85 @@
+// Stride-phase planning for the implicit-GEMM forward, shared by host (planning) and device
+// (reading the plan). Torch-free so the kernel translation units stay light.
+//
+// Along one axis with stride s, pad p, dilation d and kernel k, output o, input i and tap t
+// meet when o = i*s - p + t*d. Split the outputs by phase r in [0, s): o = r + s*q. For phase r
+// the valid taps are T_r = {t : (r + p - t*d) mod s == 0}; for those, i = q + c_t with
+// c_t = (r + p - t*d) / s exact. T_r is an arithmetic progression: with g = gcd(s, d) the taps
+// are t0 + j*(s/g) and the offsets c0 - j*(d/g). So each phase is a stride-1 correlation, i.e.
+// a dense GEMM with no multiply on an inserted zero; a phase with no taps writes only bias.
+#pragma once
+
+#include <cstdint>
+
+namespace convt3d {
+namespace fwd {
+
+constexpr int kMaxStride = 16;  // per-axis stride the plan tables hold; larger -> reference
+
+struct AxisPlan {
+  int in = 0, stride = 1;
+  int tstep = 1, cstep = 0;  // next tap: t += tstep, c -= cstep
+  int q[kMaxStride];         // outputs of phase r: o = r + s*q for q in [0, q[r])
+  int ntap[kMaxStride];      // |T_r|
+  int t0[kMaxStride];        // first tap of T_r
+  int c0[kMaxStride];        // its input offset c_t0
+};
+
+// Everything the kernel reads. Element strides are in NCDHW index order, any memory format.
+struct FwdArgs {
+  const void* x = nullptr;     // [N, Cin, in...] through xs
+  const void* wp = nullptr;    // packed weight [groups][kD][kH][kW][Cout_g][cin_pad]
+  const void* bias = nullptr;  // [Cout] contiguous, or null
+  void* y = nullptr;           // [N, Cout, out...] through ys
+  int64_t xs[5] = {}, ys[5] = {};
+  AxisPlan ax[3];
+  int k[3] = {};
+  int n = 0, cin_g = 0, cout_g = 0, cin_pad = 0;
+  int phases = 0, m_tiles = 0, n_tiles = 0;  // grid = n_tiles * phases * m_tiles * groups
+  int y_cfast = 0;     // 1: y's channels are unit-stride (channels_last)
+  int xs1_bytes = 0;   // channel stride in bytes for the scalar loader; (KRUN-1)x fits in int32
+};
+
+inline int64_t gcd64(int64_t a, int64_t b) {
+  while (b != 0) {
+    const int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+// Fills one axis. Returns false when a value would not fit the int32 device arithmetic
+// (callers then use the reference kernel).
+inline bool plan_axis(AxisPlan& ax, int64_t in, int64_t out, int64_t k, int64_t s, int64_t p,
+                      int64_t d) {
+  constexpr int64_t kLim = int64_t(1) << 29;  // q + c and friends stay far from int32 overflow
+  if (s < 1 || s > kMaxStride || in >= kLim || out >= kLim || p >= kLim || k * d >= kLim) {
+    return false;
+  }
+  const int64_t g = gcd64(s, d);
+  ax.in = static_cast<int>(in);
+  ax.stride = static_cast<int>(s);
+  ax.tstep = static_cast<int>(s / g);
+  ax.cstep = static_cast<int>(d / g);
+  for (int64_t r = 0; r < kMaxStride; ++r) {
+    ax.q[r] = ax.ntap[r] = ax.t0[r] = ax.c0[r] = 0;
+    if (r >= s) continue;
+    ax.q[r] = r < out ? static_cast<int>((out - r + s - 1) / s) : 0;
+    int count = 0;
+    for (int64_t t = 0; t < k; ++t) {
+      const int64_t num = r + p - t * d;
+      if (((num % s) + s) % s != 0) continue;
+      if (count == 0) {
+        ax.t0[r] = static_cast<int>(t);
+        ax.c0[r] = static_cast<int>(num / s);  // exact, may be negative
+      }
+      ++count;
+    }
+    ax.ntap[r] = count;
+  }
+  return true;
+}
+
+}  // namespace fwd
+}  // namespace convt3d

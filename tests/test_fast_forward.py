@@ -1,0 +1,359 @@
+"""The fast CUDA forward (phase-decomposed implicit GEMM on tensor cores, csrc/cuda/fwd/) against
+an fp64 F.conv_transpose3d on the CPU.
+
+Covers each fast path's edges: every stride-phase pattern (stride 1-3 and kernel 1-7 per axis,
+dilation 1-3 with empty phases, padding, output_padding), M tails, odd channel counts, groups,
+layouts and alignments that forbid vector loads, every precision (bf16, fp16, fp32 with TF32,
+strict fp32 = 3xTF32), bias; plus path selection (convt3d::_forward_path), the
+CONVT3D_FORCE_REFERENCE switch and run-to-run determinism.
+
+Results start as NaN (CONVT3D_POISON_OUTPUTS, set by conftest), so an element the kernel never
+writes fails `check`.
+"""
+import contextlib
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import inductor_convt3d as ic
+from conftest import rel_err
+
+pytestmark = pytest.mark.cuda
+
+ops = torch.ops.convt3d
+DEVICE = "cuda"
+
+# (dtype, torch.backends.cudnn.allow_tf32, relative L2 bound, kernel-name mode)
+PRECISIONS = [
+    pytest.param((torch.bfloat16, True, 5e-3, "bf16"), id="bf16"),
+    pytest.param((torch.float16, True, 5e-3, "fp16"), id="fp16"),
+    pytest.param((torch.float32, True, 5e-4, "tf32"), id="tf32"),
+    pytest.param((torch.float32, False, 1e-6, "3xtf32"), id="fp32strict"),
+]
+
+
+@contextlib.contextmanager
+def allow_tf32(flag):
+    old = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = flag
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32 = old
+
+
+# ---- inputs ------------------------------------------------------------------------------
+
+def in_layout(x, layout):
+    """x (CPU) moved to the GPU in one of the layouts; values unchanged."""
+    x = x.to(DEVICE)
+    if layout == "ncdhw":
+        return x.contiguous()
+    if layout == "cl":
+        return x.contiguous(memory_format=torch.channels_last_3d)
+    n, c, d, h, w = x.shape
+    if layout == "sliced":  # channel narrow + every other w: no unit stride anywhere but W's 2
+        big = torch.zeros(n, c + 3, d, h, 2 * w + 1, dtype=x.dtype, device=DEVICE)
+        v = big[:, 2:2 + c, :, :, 1::2]
+    elif layout == "misaligned":  # NCDHW one element past a 16-byte boundary
+        flat = torch.zeros(x.numel() + 1, dtype=x.dtype, device=DEVICE)
+        v = flat[1:].view(x.shape)
+    elif layout == "cl_misaligned":  # channels_last, one element past a 16-byte boundary
+        flat = torch.zeros(x.numel() + 1, dtype=x.dtype, device=DEVICE)
+        v = flat[1:].view(n, d, h, w, c).permute(0, 4, 1, 2, 3)
+    elif layout == "cl_narrow8":  # channels_last slice of a wider tensor, 16-byte aligned
+        big = torch.zeros(n, c + 16, d, h, w, dtype=x.dtype, device=DEVICE)
+        v = big.contiguous(memory_format=torch.channels_last_3d)[:, 8:8 + c]
+    else:
+        raise ValueError(layout)
+    v.copy_(x)
+    return v
+
+
+def make(spec, dtype, layout="ncdhw", seed=0):
+    """(x, w, b) on the GPU in `dtype` (x in `layout`) and their exact fp64 CPU copies."""
+    N, cin, cout, size, k, s, p, op, d, g, bias = spec
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(N, cin, *size, generator=gen, dtype=torch.float64).to(dtype)
+    w = torch.randn(cin, cout // g, *k, generator=gen, dtype=torch.float64).to(dtype)
+    b = torch.randn(cout, generator=gen, dtype=torch.float64).to(dtype) if bias else None
+    dev = (in_layout(x, layout), w.to(DEVICE), b.to(DEVICE) if b is not None else None)
+    ref = (x.double(), w.double(), b.double() if b is not None else None)
+    return dev, ref
+
+
+def geometry_args(spec):
+    _, _, _, _, _, s, p, op, d, g, _ = spec
+    return list(s), list(p), list(op), list(d), g
+
+
+def expected_path(x, spec, mode):
+    """The kernel forward_cuda should pick: BN from Cout/groups, and the 16-byte channel loader
+    exactly when channels are unit-stride, whole 16-byte chunks and 16-byte aligned."""
+    _, cin, cout, _, _, _, _, _, _, g, _ = spec
+    chunk = 8 if mode in ("bf16", "fp16") else 4
+    max_bn = 64 if mode == "3xtf32" else 128
+    bn = max_bn
+    for c in (16, 32, 64, 128):
+        if c <= max_bn and cout // g <= c:
+            bn = c
+            break
+    kvec = (x.stride(1) == 1 and (cin // g) % chunk == 0 and x.data_ptr() % 16 == 0
+            and all(x.stride(i) % chunk == 0 for i in (0, 2, 3, 4) if x.size(i) > 1))
+    return f"igemm_{mode}_bn{bn}_{'kvec' if kvec else 'mfast'}"
+
+
+# ---- checks ------------------------------------------------------------------------------
+
+def reference(spec, ref):
+    x, w, b = ref
+    s, p, op, d, g = geometry_args(spec)
+    return F.conv_transpose3d(x, w, b, s, p, op, g, d)
+
+
+def check(y, ref, bound):
+    """Relative L2 error within `bound`, no NaN (unwritten elements are NaN), and every element
+    within a loose pointwise band, so one wrong element cannot hide in the norm."""
+    assert y.shape == ref.shape
+    y64 = y.detach().double().cpu()
+    assert torch.isfinite(y64).all(), "NaN/inf in the result: an element was not written"
+    err = rel_err(y64, ref)
+    assert err <= bound, f"relative L2 error {err:.3e} > {bound:.0e}"
+    rms = ref.pow(2).mean().sqrt().item() if ref.numel() else 0.0
+    band = 50 * bound * (ref.abs() + rms) + 1e-30
+    worst = ((y64 - ref).abs() / band).max().item() if ref.numel() else 0.0
+    assert worst <= 1.0, f"an element is off by {worst:.1f}x the pointwise band"
+    return err
+
+
+def run(spec, precision, layout="ncdhw", seed=0, expect_path=True):
+    dtype, tf32, bound, mode = precision
+    (x, w, b), ref = make(spec, dtype, layout, seed)
+    s, p, op, d, g = geometry_args(spec)
+    with allow_tf32(tf32):
+        path = ops._forward_path(x, w, s, p, op, d, g)
+        y = ic.conv_transpose3d(x, w, b, s, p, op, g, d)
+    if expect_path:
+        assert path == expected_path(x, spec, mode), path
+    check(y, reference(spec, ref), bound)
+    return y
+
+
+# ---- every stride-phase pattern ----------------------------------------------------------
+
+# N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups, bias
+PHASE_CASES = [
+    (2, 8, 8, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True),
+    # kernel 1 < stride: only phase 0 has a tap; output_padding adds rows of empty phases
+    (2, 8, 8, (4, 5, 6), (1, 1, 1), (2, 2, 2), (0, 0, 0), (1, 1, 1), (1, 1, 1), 1, False),
+    (1, 8, 8, (3, 4, 5), (2, 3, 4), (2, 3, 1), (0, 1, 2), (1, 2, 0), (1, 1, 1), 1, True),
+    (1, 8, 8, (3, 4, 4), (5, 6, 7), (3, 2, 3), (2, 3, 3), (2, 1, 0), (1, 1, 1), 1, False),
+    # gcd(stride, dilation) = 2: half the phases per axis have no tap (bias only)
+    (1, 8, 8, (3, 3, 4), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (2, 2, 2), 1, True),
+    # gcd 3: two thirds of the phases per axis are empty; output_padding < dilation only
+    (1, 8, 8, (3, 4, 3), (3, 2, 3), (3, 3, 3), (0, 1, 2), (0, 2, 1), (3, 3, 3), 1, False),
+    (1, 8, 8, (4, 3, 5), (4, 3, 5), (2, 3, 2), (3, 2, 1), (0, 0, 1), (3, 2, 1), 1, True),
+    (2, 8, 8, (3, 5, 4), (7, 1, 2), (1, 3, 2), (3, 0, 1), (0, 2, 1), (1, 1, 3), 1, False),
+    (1, 8, 8, (6, 2, 3), (2, 4, 3), (3, 1, 2), (0, 1, 2), (2, 0, 1), (2, 3, 1), 1, True),
+    # tiny input, large padding: many phases read no valid input row at all
+    (1, 8, 8, (2, 2, 2), (6, 6, 6), (3, 3, 3), (5, 5, 5), (2, 2, 2), (2, 1, 3), 1, False),
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("case", range(len(PHASE_CASES)))
+def test_phase_patterns(case, precision):
+    run(PHASE_CASES[case], precision)
+
+
+def test_empty_phases_write_exactly_bias():
+    """stride 2, dilation 2, kernel 3, no padding: odd outputs have no tap and are the bias."""
+    spec = (1, 8, 16, (3, 4, 5), (3, 3, 3), (2, 2, 2), (0, 0, 0), (0, 0, 0), (2, 2, 2), 1, True)
+    for dtype in (torch.bfloat16, torch.float32):
+        (x, w, b), _ = make(spec, dtype)
+        y = ic.conv_transpose3d(x, w, b, 2, 0, 0, 1, 2)
+        odd = y[:, :, 1::2]
+        assert odd.numel() > 0
+        assert torch.equal(odd, b.view(1, -1, 1, 1, 1).expand_as(odd))
+
+
+# ---- channel counts and groups -----------------------------------------------------------
+
+CHANNELS = [(1, 1), (3, 5), (5, 3), (17, 33), (33, 17), (48, 48), (1, 48), (48, 1), (16, 8),
+            (8, 130), (32, 65)]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("groups", [1, 2, 4])
+@pytest.mark.parametrize("cin_g,cout_g", CHANNELS)
+def test_channels_and_groups(cin_g, cout_g, groups, layout, precision):
+    spec = (2, cin_g * groups, cout_g * groups, (3, 4, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1),
+            (1, 1, 1), (1, 1, 1), groups, cin_g % 2 == 1)
+    run(spec, precision, layout)
+
+
+# ---- M tails (BM = 256 for BN 16/32, 128 for BN 64/128) ----------------------------------
+
+M_SIZES = [
+    (1, (1, 1, 1)),      # M = 1
+    (1, (1, 1, 127)),    # BM 128 - 1
+    (1, (1, 1, 129)),    # BM 128 + 1
+    (3, (1, 5, 17)),     # 255, rows cross samples
+    (1, (1, 1, 257)),    # BM 256 + 1
+    (2, (4, 4, 16)),     # 512: whole tiles
+    (2, (9, 10, 11)),    # 1980: many tiles, ragged last
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("cout", [16, 32, 64, 128])
+@pytest.mark.parametrize("n,size", M_SIZES)
+def test_m_tails(n, size, cout, precision):
+    # kernel 3 / padding 1 / stride 1: one phase, M = N * D * H * W, border rows out of range
+    spec = (n, 8, cout, size, (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True)
+    run(spec, precision)
+
+
+# ---- layouts and alignment -----------------------------------------------------------------
+
+LAYOUTS = ["ncdhw", "cl", "sliced", "misaligned", "cl_misaligned", "cl_narrow8"]
+LAYOUT_SPECS = [
+    (2, 16, 24, (3, 4, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True),
+    (1, 32, 32, (4, 3, 5), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4, False),
+    (2, 5, 7, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("case", range(len(LAYOUT_SPECS)))
+def test_layouts(case, layout, precision):
+    run(LAYOUT_SPECS[case], precision, layout)
+
+
+def test_vector_loader_is_chosen_only_when_legal():
+    spec = LAYOUT_SPECS[0]  # Cin/groups = 16: whole 16-byte chunks in every precision
+    for layout, loader in [("ncdhw", "mfast"), ("cl", "kvec"), ("sliced", "mfast"),
+                           ("misaligned", "mfast"), ("cl_misaligned", "mfast"),
+                           ("cl_narrow8", "kvec")]:
+        (x, w, _), _ = make(spec, torch.bfloat16, layout)
+        path = ops._forward_path(x, w, *geometry_args(spec))
+        assert path == f"igemm_bf16_bn32_{loader}", (layout, path)
+
+
+# ---- long reductions (K in the thousands) --------------------------------------------------
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+def test_long_reduction(layout, precision):
+    # K = 128 channels x 27 taps = 3456 for every output
+    spec = (1, 128, 24, (4, 5, 6), (3, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True)
+    run(spec, precision, layout)
+
+
+# ---- the benchmark suite's geometries, scaled down -----------------------------------------
+
+SUITE_SMALL = [  # issue 4's cases with N = 1 and small inputs; channels, kernel, stride... kept
+    (1, 32, 16, (4, 5, 6), (3, 5, 7), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
+    (1, 48, 48, (5, 5, 5), (3, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
+    (1, 32, 64, (4, 4, 4), (3, 5, 5), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
+    (1, 48, 24, (5, 5, 5), (3, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
+    (1, 32, 32, (3, 4, 6), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4, False),
+    (1, 32, 32, (4, 5, 6), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False),
+    (1, 32, 32, (4, 5, 6), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 4, False),
+    (1, 32, 64, (4, 4, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (2, 2, 2), 1, True),
+    (1, 256, 128, (3, 4, 4), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    (1, 64, 32, (5, 5, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    (1, 128, 64, (3, 4, 4), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False),
+    (1, 128, 64, (4, 4, 4), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True),
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("case", range(len(SUITE_SMALL)), ids=lambda i: f"suite{i + 1}")
+def test_suite_geometries(case, layout, precision):
+    run(SUITE_SMALL[case], precision, layout)
+
+
+# ---- path selection ------------------------------------------------------------------------
+
+def path_of(x, w, spec, tf32=True):
+    with allow_tf32(tf32):
+        return ops._forward_path(x, w, *geometry_args(spec))
+
+
+def test_forward_path_names():
+    spec = (1, 8, 8, (3, 3, 3), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
+    cases = [  # (dtype, tf32, Cout, expected)
+        (torch.bfloat16, True, 8, "igemm_bf16_bn16_mfast"),
+        (torch.float16, True, 17, "igemm_fp16_bn32_mfast"),
+        (torch.float32, True, 48, "igemm_tf32_bn64_mfast"),
+        (torch.float32, True, 100, "igemm_tf32_bn128_mfast"),
+        (torch.float32, False, 100, "igemm_3xtf32_bn64_mfast"),
+        (torch.float32, False, 16, "igemm_3xtf32_bn16_mfast"),
+        (torch.bfloat16, True, 300, "igemm_bf16_bn128_mfast"),
+        (torch.float64, True, 8, "reference"),
+        (torch.float64, False, 8, "reference"),
+    ]
+    for dtype, tf32, cout, expected in cases:
+        s = spec[:2] + (cout,) + spec[3:]
+        (x, w, _), _ = make(s, dtype)
+        assert path_of(x, w, s, tf32) == expected, (dtype, tf32, cout)
+    (x, w, _), _ = make(spec, torch.bfloat16)
+    assert ops._forward_path(x.cpu(), w.cpu(), *geometry_args(spec)) == "reference"
+    assert ops._forward_path(x[:0], w, *geometry_args(spec)) == "none"  # empty output
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_fp64_and_huge_stride_use_reference(precision):
+    spec = (1, 4, 4, (3, 3, 3), (2, 2, 2), (17, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True)
+    dtype, tf32, bound, _ = precision
+    (x, w, b), ref = make(spec, dtype)
+    assert path_of(x, w, spec, tf32) == "reference"  # stride > 16 is outside the plan tables
+    with allow_tf32(tf32):
+        y = ic.conv_transpose3d(x, w, b, (17, 1, 1), 0, 0, 1, 1)
+    check(y, reference(spec, ref), max(bound, 1e-6))
+    (x, w, b), ref = make(spec[:5] + ((2, 2, 2),) + spec[6:], torch.float64)
+    assert path_of(x, w, spec[:5] + ((2, 2, 2),) + spec[6:]) == "reference"
+
+
+def test_force_reference_env():
+    """CONVT3D_FORCE_REFERENCE=1 (read once per process) sends every forward to the reference."""
+    code = textwrap.dedent("""
+        import torch, torch.nn.functional as F
+        import inductor_convt3d as ic
+        x = torch.randn(2, 16, 3, 4, 5, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(16, 8, 3, 3, 3, device="cuda", dtype=torch.bfloat16)
+        args = ([2, 2, 2], [1, 1, 1], [1, 1, 1], [1, 1, 1], 1)
+        print(torch.ops.convt3d._forward_path(x, w, *args))
+        y = ic.conv_transpose3d(x, w, None, 2, 1, 1, 1, 1)
+        ref = F.conv_transpose3d(x.double().cpu(), w.double().cpu(), None, 2, 1, 1, 1, 1)
+        print(((y.double().cpu() - ref).norm() / ref.norm()).item() < 5e-3)
+    """)
+    for value, expected in [("1", "reference"), ("0", "igemm_bf16_bn16_mfast")]:
+        env = dict(os.environ, CONVT3D_FORCE_REFERENCE=value)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == [expected, "True"], out.stdout
+
+
+# ---- determinism ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+def test_bitwise_deterministic(layout, precision):
+    spec = (2, 32, 48, (6, 7, 8), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True)
+    dtype, tf32, _, _ = precision
+    (x, w, b), _ = make(spec, dtype, layout)
+    with allow_tf32(tf32):
+        ys = [ic.conv_transpose3d(x, w, b, 2, 1, 1, 1, 1) for _ in range(3)]
+    for y in ys[1:]:
+        assert torch.equal(y, ys[0])

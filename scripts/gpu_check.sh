@@ -12,6 +12,11 @@ if ls .whl/*.whl >/dev/null 2>&1; then  # wheels the GPU image lacks (expecttest
     && export PYTHONPATH=/tmp/site
 fi
 summary=()
+# The GPU image sets CXX=/opt/gcc/bin/g++, a GCC whose libstdc++ is linked statically into every
+# shared library it builds; such a library crashes in iostream/regex locale code inside torch's
+# process (seen for AOTInductor packages even without convt3d: scripts/aoti_control.py). Build
+# extensions and Inductor C++ with the system compiler, which links the shared libstdc++.
+if [[ "${CXX:-}" == /opt/gcc/* && -x /usr/bin/g++ ]]; then export CXX=/usr/bin/g++ CC=/usr/bin/gcc; fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())"
 

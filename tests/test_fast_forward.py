@@ -11,6 +11,7 @@ Results start as NaN (CONVT3D_POISON_OUTPUTS, set by conftest), so an element th
 writes fails `check`.
 """
 import contextlib
+import math
 import os
 import subprocess
 import sys
@@ -92,20 +93,62 @@ def geometry_args(spec):
     return list(s), list(p), list(op), list(d), g
 
 
+def axis_taps(size, k, s, p, op, d):
+    """Per phase r of one axis: (number of outputs, number of taps, q-space span - 1)."""
+    out = (size - 1) * s - 2 * p + d * (k - 1) + op + 1
+    res = []
+    for r in range(s):
+        taps = [t for t in range(k) if (r + p - t * d) % s == 0]
+        q = (out - r + s - 1) // s if r < out else 0
+        step = d // math.gcd(s, d)
+        res.append((q, len(taps), (len(taps) - 1) * step if taps else 0))
+    return res
+
+
+HALO_BOXES = {256: [(2, 8, 16), (1, 16, 16), (4, 4, 16), (1, 8, 32), (2, 4, 32), (4, 8, 8),
+                    (2, 16, 8), (1, 32, 8)],
+              128: [(2, 4, 16), (1, 8, 16), (4, 2, 16), (1, 4, 32), (2, 8, 8), (4, 4, 8),
+                    (1, 16, 8)]}
+
+
+def uses_halo(spec, bn):
+    """Mirror of plan_halo (forward_cuda.cpp) in auto mode: the v2 halo kernel runs when the
+    non-empty phases have on average >= 9 taps and some box fits 200 KB of shared memory."""
+    _, _, _, size, k, s, p, op, d, _, _ = spec
+    axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
+    taps = [a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2]
+            if a[0] * b[0] * c[0] > 0 and a[1] * b[1] * c[1] > 0]
+    if not taps or sum(taps) < 9 * len(taps):
+        return False
+    bm = 256 if bn <= 32 else 128
+    for box in HALO_BOXES[bm]:
+        pos = max((box[0] + a[2]) * (box[1] + b[2]) * (box[2] + c[2])
+                  for a in axes[0] for b in axes[1] for c in axes[2])
+        if 8 * bm + max(2 * bn * 80 + pos * 80, 4 * bm * (bn + 1)) <= 200 * 1024:
+            return True
+    return False
+
+
 def expected_path(x, spec, mode):
-    """The kernel forward_cuda should pick: BN from Cout/groups, and the 16-byte channel loader
-    exactly when channels are unit-stride, whole 16-byte chunks and 16-byte aligned."""
+    """The kernel forward_cuda should pick: v2 halo (BN 16/32/64, 32 for strict fp32) when
+    uses_halo, else v1 igemm (BN from Cout/groups); the 16-byte channel loader exactly when
+    channels are unit-stride, whole 16-byte chunks and 16-byte aligned."""
     _, cin, cout, _, _, _, _, _, _, g, _ = spec
     chunk = 8 if mode in ("bf16", "fp16") else 4
+    kvec = (x.stride(1) == 1 and (cin // g) % chunk == 0 and x.data_ptr() % 16 == 0
+            and all(x.stride(i) % chunk == 0 for i in (0, 2, 3, 4) if x.size(i) > 1))
+    loader = "kvec" if kvec else "mfast"
+    hmax = 32 if mode == "3xtf32" else 64
+    hbn = next((c for c in (16, 32, 64) if c == hmax or cout // g <= c), hmax)
+    if uses_halo(spec, hbn):
+        return f"halo_{mode}_bn{hbn}_{loader}"
     max_bn = 64 if mode == "3xtf32" else 128
     bn = max_bn
     for c in (16, 32, 64, 128):
         if c <= max_bn and cout // g <= c:
             bn = c
             break
-    kvec = (x.stride(1) == 1 and (cin // g) % chunk == 0 and x.data_ptr() % 16 == 0
-            and all(x.stride(i) % chunk == 0 for i in (0, 2, 3, 4) if x.size(i) > 1))
-    return f"igemm_{mode}_bn{bn}_{'kvec' if kvec else 'mfast'}"
+    return f"igemm_{mode}_bn{bn}_{loader}"
 
 
 # ---- checks ------------------------------------------------------------------------------
@@ -131,7 +174,7 @@ def check(y, ref, bound):
     return err
 
 
-def run(spec, precision, layout="ncdhw", seed=0, expect_path=True):
+def run(spec, precision, layout="ncdhw", seed=0, expect_path=True, kernel=None):
     dtype, tf32, bound, mode = precision
     (x, w, b), ref = make(spec, dtype, layout, seed)
     s, p, op, d, g = geometry_args(spec)
@@ -140,6 +183,8 @@ def run(spec, precision, layout="ncdhw", seed=0, expect_path=True):
         y = ic.conv_transpose3d(x, w, b, s, p, op, g, d)
     if expect_path:
         assert path == expected_path(x, spec, mode), path
+    if kernel is not None:  # "halo" or "igemm": the test is about that kernel
+        assert path.startswith(kernel + "_"), path
     check(y, reference(spec, ref), bound)
     return y
 
@@ -214,10 +259,13 @@ M_SIZES = [
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("cout", [16, 32, 64, 128])
 @pytest.mark.parametrize("n,size", M_SIZES)
-def test_m_tails(n, size, cout, precision):
-    # kernel 3 / padding 1 / stride 1: one phase, M = N * D * H * W, border rows out of range
-    spec = (n, 8, cout, size, (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True)
-    run(spec, precision)
+@pytest.mark.parametrize("kernel", ["igemm", "halo"])
+def test_m_tails(kernel, n, size, cout, precision):
+    # stride 1: one phase, M = N * D * H * W, border rows out of range. Kernel (1,1,3) has 3
+    # taps (v1 igemm, BM-row tails); kernel 3 has 27 (v2 halo: box tails on every axis).
+    k, pad = ((1, 1, 3), (0, 0, 1)) if kernel == "igemm" else ((3, 3, 3), (1, 1, 1))
+    spec = (n, 8, cout, size, k, (1, 1, 1), pad, (0, 0, 0), (1, 1, 1), 1, True)
+    run(spec, precision, kernel=kernel)
 
 
 # ---- layouts and alignment -----------------------------------------------------------------
@@ -357,3 +405,164 @@ def test_bitwise_deterministic(layout, precision):
         ys = [ic.conv_transpose3d(x, w, b, 2, 1, 1, 1, 1) for _ in range(3)]
     for y in ys[1:]:
         assert torch.equal(y, ys[0])
+
+
+# ---- v2 halo tile (fwd/halo_kernel.cuh): each edge category again, on geometries whose
+# phases have >= 9 taps on average, so that the dispatcher picks the halo kernel --------------
+
+HALO_PHASE_CASES = [
+    # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups, bias
+    (2, 8, 8, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True),
+    (1, 8, 8, (3, 4, 5), (3, 5, 7), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
+    # stride 2, kernel 5: 3 or 2 taps per axis and phase; output_padding
+    (1, 8, 8, (3, 4, 5), (5, 5, 5), (2, 2, 2), (2, 1, 0), (1, 0, 1), (1, 1, 1), 1, True),
+    # mixed strides 1/2/3, 3 x 2 x 3 taps
+    (1, 8, 8, (3, 4, 5), (3, 4, 9), (1, 2, 3), (1, 0, 4), (0, 1, 2), (1, 1, 1), 1, False),
+    # dilation 2 at stride 1: taps two box positions apart (span 5 per axis)
+    (1, 8, 8, (4, 5, 6), (3, 3, 3), (1, 1, 1), (2, 1, 0), (0, 0, 0), (2, 2, 2), 1, True),
+    # gcd(stride, dilation) = 2: half the phases per axis empty (bias only) next to halo phases
+    (1, 8, 8, (3, 4, 4), (5, 5, 5), (2, 2, 2), (2, 2, 2), (1, 1, 1), (2, 2, 2), 1, True),
+    # stride 2, dilation 3: taps 2 apart, offsets 3 apart
+    (1, 8, 8, (4, 4, 5), (5, 5, 5), (2, 2, 2), (4, 3, 2), (1, 0, 1), (3, 3, 3), 1, False),
+    # stride 3, kernel 7: 3/2/2 taps; tiny input and large padding leave boxes with no x
+    (1, 8, 8, (2, 2, 3), (7, 7, 7), (3, 3, 3), (4, 4, 4), (2, 0, 1), (1, 1, 1), 1, True),
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("case", range(len(HALO_PHASE_CASES)))
+def test_halo_phase_patterns(case, precision):
+    run(HALO_PHASE_CASES[case], precision, kernel="halo")
+
+
+def test_halo_empty_phases_write_exactly_bias():
+    """stride 2, dilation 2, kernel 5: odd outputs have no tap and are the bias; even ones have
+    125 taps and run the halo kernel."""
+    spec = (1, 8, 16, (3, 4, 5), (5, 5, 5), (2, 2, 2), (0, 0, 0), (0, 0, 0), (2, 2, 2), 1, True)
+    for dtype in (torch.bfloat16, torch.float32):
+        (x, w, b), _ = make(spec, dtype)
+        assert ops._forward_path(x, w, *geometry_args(spec)).startswith("halo_")
+        y = ic.conv_transpose3d(x, w, b, 2, 0, 0, 1, 2)
+        odd = y[:, :, 1::2]
+        assert odd.numel() > 0
+        assert torch.equal(odd, b.view(1, -1, 1, 1, 1).expand_as(odd))
+
+
+HALO_CHANNELS = [(1, 1), (3, 5), (17, 33), (48, 48), (1, 48), (48, 1), (8, 130)]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("groups", [1, 3])
+@pytest.mark.parametrize("cin_g,cout_g", HALO_CHANNELS)
+def test_halo_channels_and_groups(cin_g, cout_g, groups, layout, precision):
+    # Cin/g 17, 48: channel chunks with tails; Cout/g 130: three N tiles of BN 64 (five of 32 in
+    # strict fp32), each reloading the box.
+    spec = (2, cin_g * groups, cout_g * groups, (3, 4, 5), (3, 3, 3), (1, 1, 1), (1, 1, 1),
+            (0, 0, 0), (1, 1, 1), groups, cin_g % 2 == 1)
+    run(spec, precision, layout, kernel="halo")
+
+
+HALO_BOX_TAILS = [
+    (1, (1, 1, 1)),     # one output, box almost all tail
+    (1, (3, 9, 17)),    # one past 8 / 16 in H and W
+    (2, (5, 3, 7)),     # D tail, two samples
+    (1, (1, 2, 40)),    # W longer than any box
+    (1, (9, 17, 8)),    # many boxes, ragged D and H
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("cout", [16, 32, 64])
+@pytest.mark.parametrize("n,size", HALO_BOX_TAILS)
+def test_halo_box_tails(n, size, cout, precision):
+    spec = (n, 16, cout, size, (3, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False)
+    run(spec, precision, kernel="halo")
+
+
+HALO_LAYOUT_SPECS = [
+    (2, 16, 24, (3, 4, 5), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True),
+    (1, 32, 32, (3, 4, 6), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4, False),
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("case", range(len(HALO_LAYOUT_SPECS)))
+def test_halo_layouts(case, layout, precision):
+    run(HALO_LAYOUT_SPECS[case], precision, layout, kernel="halo")
+
+
+def test_halo_loader_is_chosen_only_when_legal():
+    spec = HALO_LAYOUT_SPECS[0]
+    for layout, loader in [("ncdhw", "mfast"), ("cl", "kvec"), ("sliced", "mfast"),
+                           ("misaligned", "mfast"), ("cl_misaligned", "mfast"),
+                           ("cl_narrow8", "kvec")]:
+        (x, w, _), _ = make(spec, torch.bfloat16, layout)
+        path = ops._forward_path(x, w, *geometry_args(spec))
+        assert path == f"halo_bf16_bn32_{loader}", (layout, path)
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+def test_halo_long_reduction(layout, precision):
+    # K = 96 channels x 75 taps = 7200 (three channel chunks of the box in bf16, six in fp32)
+    spec = (1, 96, 24, (3, 4, 5), (3, 5, 5), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True)
+    run(spec, precision, layout, kernel="halo")
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+def test_halo_bitwise_deterministic(layout, precision):
+    spec = (2, 32, 48, (5, 6, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True)
+    dtype, tf32, _, _ = precision
+    (x, w, b), _ = make(spec, dtype, layout)
+    with allow_tf32(tf32):
+        assert ops._forward_path(x, w, *geometry_args(spec)).startswith("halo_")
+        ys = [ic.conv_transpose3d(x, w, b, 1, 1, 0, 1, 1) for _ in range(3)]
+    for y in ys[1:]:
+        assert torch.equal(y, ys[0])
+
+
+def test_halo_path_names():
+    spec = (1, 8, 8, (3, 3, 3), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
+    cases = [  # (dtype, tf32, Cout, expected)
+        (torch.bfloat16, True, 8, "halo_bf16_bn16_mfast"),
+        (torch.float16, True, 17, "halo_fp16_bn32_mfast"),
+        (torch.float32, True, 48, "halo_tf32_bn64_mfast"),
+        (torch.float32, True, 100, "halo_tf32_bn64_mfast"),
+        (torch.float32, False, 48, "halo_3xtf32_bn32_mfast"),
+        (torch.float32, False, 16, "halo_3xtf32_bn16_mfast"),
+        (torch.bfloat16, True, 300, "halo_bf16_bn64_mfast"),
+        (torch.float64, True, 8, "reference"),
+    ]
+    for dtype, tf32, cout, expected in cases:
+        s = spec[:2] + (cout,) + spec[3:]
+        (x, w, _), _ = make(s, dtype)
+        assert path_of(x, w, s, tf32) == expected, (dtype, tf32, cout)
+
+
+def test_halo_env_switch():
+    """CONVT3D_HALO=0 keeps every call on v1, =1 takes the halo kernel wherever a box fits (here
+    a stride-2 kernel-3 layer that auto mode leaves on v1); both stay correct."""
+    code = textwrap.dedent("""
+        import torch, torch.nn.functional as F
+        import inductor_convt3d as ic
+        for s, p in [(1, 1), (2, 1)]:
+            x = torch.randn(2, 16, 3, 4, 5, device="cuda", dtype=torch.bfloat16)
+            w = torch.randn(16, 8, 3, 3, 3, device="cuda", dtype=torch.bfloat16)
+            args = ([s] * 3, [p] * 3, [0] * 3, [1] * 3, 1)
+            y = ic.conv_transpose3d(x, w, None, s, p, 0, 1, 1)
+            ref = F.conv_transpose3d(x.double().cpu(), w.double().cpu(), None, s, p, 0, 1, 1)
+            ok = ((y.double().cpu() - ref).norm() / ref.norm()).item() < 5e-3
+            print(torch.ops.convt3d._forward_path(x, w, *args), ok)
+    """)
+    for value, expected in [
+            ("0", ["igemm_bf16_bn16_mfast", "True", "igemm_bf16_bn16_mfast", "True"]),
+            ("1", ["halo_bf16_bn16_mfast", "True", "halo_bf16_bn16_mfast", "True"]),
+            ("", ["halo_bf16_bn16_mfast", "True", "igemm_bf16_bn16_mfast", "True"])]:
+        env = dict(os.environ, CONVT3D_HALO=value)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == expected, (value, out.stdout)

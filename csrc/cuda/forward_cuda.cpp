@@ -4,6 +4,11 @@
 //
 // CONVT3D_FORCE_REFERENCE=1 (read once, at the first forward) forces the reference kernel, to
 // bisect a suspected fast-path bug without rebuilding.
+//
+// Within the fast path, the v2 halo-tile kernel (fwd/halo_kernel.cuh) takes calls whose
+// non-empty phases have on average >= kHaloMinTaps taps (x reuse across taps pays), when a box
+// of kHaloBoxes fits the shared-memory cap; v1 (igemm) takes the rest. CONVT3D_HALO (read once)
+// overrides: 0 = never halo, 1 = halo whenever it fits (A/B timing and tests).
 #include "forward_cuda.h"
 
 #include "fwd/dispatch.h"
@@ -17,6 +22,7 @@
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -32,8 +38,21 @@ bool force_reference() {
   return force;
 }
 
+int halo_env() {
+  static const int v = [] {
+    const char* e = std::getenv("CONVT3D_HALO");
+    if (e != nullptr && std::strcmp(e, "0") == 0) return 0;
+    if (e != nullptr && std::strcmp(e, "1") == 0) return 1;
+    return -1;  // auto
+  }();
+  return v;
+}
+
+constexpr int64_t kHaloMinTaps = 9;
+
 struct FastPlan {
   bool fast = false;
+  bool halo = false;
   fwd::Mode mode = fwd::Mode::kBf16;
   int bn = 0;
   bool kvec = false;
@@ -51,6 +70,86 @@ bool channel_vector_ok(const ConvT3dParams& p, const at::Tensor& x, int chunk) {
     if (x.size(d) > 1 && p.x_st[d] % chunk != 0) return false;
   }
   return true;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Switches a fast plan to the halo kernel when the taps per phase make x reuse pay and a box
+// fits: picks BN (16/32/64) and the box of kHaloBoxes with the fewest estimated issue slots,
+// sum over phases of boxes x (BM x taps [MMA work] + 4 x halo positions [load work] + BM
+// [epilogue]); per-chunk factors are common to all boxes and dropped.
+void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
+  const int env = halo_env();
+  if (env == 0) return;
+  const fwd::AxisPlan* ax = f.args.ax;
+  int64_t taps_sum = 0, nonempty = 0;
+  for (int rd = 0; rd < p.stride[0]; ++rd)
+    for (int rh = 0; rh < p.stride[1]; ++rh)
+      for (int rw = 0; rw < p.stride[2]; ++rw) {
+        const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
+        const int64_t q = int64_t(ax[0].q[rd]) * ax[1].q[rh] * ax[2].q[rw];
+        if (t > 0 && q > 0) {
+          taps_sum += t;
+          ++nonempty;
+        }
+      }
+  if (nonempty == 0) return;
+  if (env != 1 && taps_sum < kHaloMinTaps * nonempty) return;
+
+  const int bn = fwd::pick_bn_halo(p.Cout_g, f.mode);
+  const int bm = fwd::tile_config(bn).bm;
+  auto span = [](const fwd::AxisPlan& a, int r) {
+    return a.ntap[r] > 0 ? int64_t(a.ntap[r] - 1) * a.cstep : 0;
+  };
+  const int64_t cap = std::min<int64_t>(
+      fwd::kHaloSmemCap, at::cuda::getDeviceProperties(x.get_device())->sharedMemPerBlockOptin);
+  constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+  double best_cost = 0;
+  const fwd::HaloBox* best = nullptr;
+  int64_t best_smem = 0, best_tiles = 0;
+  for (const auto& box : fwd::kHaloBoxes) {
+    if (box.bm != bm) continue;
+    int64_t max_pos = 0;
+    double cost = 0;
+    for (int rd = 0; rd < p.stride[0]; ++rd)
+      for (int rh = 0; rh < p.stride[1]; ++rh)
+        for (int rw = 0; rw < p.stride[2]; ++rw) {
+          const int64_t pos = (box.bqd + span(ax[0], rd)) * (box.bqh + span(ax[1], rh)) *
+                              (box.bqw + span(ax[2], rw));
+          max_pos = std::max(max_pos, pos);
+          const double tiles = double(p.N) * ceil_div(ax[0].q[rd], box.bqd) *
+                               ceil_div(ax[1].q[rh], box.bqh) * ceil_div(ax[2].q[rw], box.bqw);
+          const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
+          cost += tiles * (double(bm) * t + (t > 0 ? 4.0 * pos : 0.0) + bm);
+        }
+    const int64_t smem = fwd::halo_smem_bytes(bn, bm, max_pos);
+    const int64_t tiles0 = p.N * ceil_div(ax[0].q[0], box.bqd) * ceil_div(ax[1].q[0], box.bqh) *
+                           ceil_div(ax[2].q[0], box.bqw);
+    if (smem > cap || tiles0 < 1 || tiles0 > kIntMax) continue;
+    if (best == nullptr || cost < best_cost) {
+      best = &box;
+      best_cost = cost;
+      best_smem = smem;
+      best_tiles = tiles0;
+    }
+  }
+  if (best == nullptr) return;
+  const int64_t n_tiles = ceil_div(p.Cout_g, bn);
+  const int64_t phases = p.stride[0] * p.stride[1] * p.stride[2];
+  const double blocks = double(n_tiles) * double(phases) * double(best_tiles) * double(p.groups);
+  if (blocks > double(kIntMax)) return;
+  fwd::FwdArgs& a = f.args;
+  a.box[0] = best->bqd;
+  a.box[1] = best->bqh;
+  a.box[2] = best->bqw;
+  a.smem_bytes = static_cast<int>(best_smem);
+  a.m_tiles = static_cast<int>(best_tiles);
+  a.n_tiles = static_cast<int>(n_tiles);
+  f.blocks = n_tiles * phases * best_tiles * p.groups;
+  f.bn = bn;
+  f.halo = true;
+  f.name = std::string("halo_") + fwd::mode_name(f.mode) + "_bn" + std::to_string(bn) +
+           (f.kvec ? "_kvec" : "_mfast");
 }
 
 FastPlan plan_forward(const ConvT3dParams& p, const at::Tensor& x) {
@@ -117,6 +216,7 @@ FastPlan plan_forward(const ConvT3dParams& p, const at::Tensor& x) {
   f.fast = true;
   f.name = std::string("igemm_") + fwd::mode_name(f.mode) + "_bn" + std::to_string(f.bn) +
            (f.kvec ? "_kvec" : "_mfast");
+  plan_halo(f, p, x);
   return f;
 }
 
@@ -145,7 +245,11 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   a.wp = wp.const_data_ptr();
   a.bias = bias.defined() ? bias.const_data_ptr() : nullptr;
   a.y = y.mutable_data_ptr();
-  C10_CUDA_CHECK(fwd::igemm_forward(f.mode, f.bn, f.kvec, a, f.blocks, stream));
+  if (f.halo) {
+    C10_CUDA_CHECK(fwd::halo_forward(f.mode, f.bn, f.kvec, a, f.blocks, stream));
+  } else {
+    C10_CUDA_CHECK(fwd::igemm_forward(f.mode, f.bn, f.kvec, a, f.blocks, stream));
+  }
 }
 
 std::string forward_path_cuda(const at::Tensor& input, const at::Tensor& weight,

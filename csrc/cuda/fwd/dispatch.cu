@@ -22,7 +22,33 @@ cudaError_t by_loader(int bn, bool kvec, const FwdArgs& a, int64_t blocks, cudaS
   return kvec ? by_bn<MODE, true>(bn, a, blocks, s) : by_bn<MODE, false>(bn, a, blocks, s);
 }
 
+template <Mode MODE, bool KVEC>
+cudaError_t halo_by_bn(int bn, const FwdArgs& a, int64_t blocks, cudaStream_t s) {
+#define CONVT3D_FWD_CASE(M, BN) \
+  case BN:                      \
+    return launch_halo<M, BN, KVEC>(a, blocks, s);
+  switch (bn) { CONVT3D_FWD_FOR_EACH_HALO_BN(CONVT3D_FWD_CASE, MODE) }
+#undef CONVT3D_FWD_CASE
+  return cudaErrorInvalidValue;
+}
+
+template <Mode MODE>
+cudaError_t halo_by_loader(int bn, bool kvec, const FwdArgs& a, int64_t blocks, cudaStream_t s) {
+  return kvec ? halo_by_bn<MODE, true>(bn, a, blocks, s) : halo_by_bn<MODE, false>(bn, a, blocks, s);
+}
+
 }  // namespace
+
+cudaError_t halo_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_t blocks,
+                         cudaStream_t stream) {
+  switch (mode) {
+    case Mode::kBf16: return halo_by_loader<Mode::kBf16>(bn, kvec, a, blocks, stream);
+    case Mode::kFp16: return halo_by_loader<Mode::kFp16>(bn, kvec, a, blocks, stream);
+    case Mode::kTf32: return halo_by_loader<Mode::kTf32>(bn, kvec, a, blocks, stream);
+    case Mode::kTf32x3: return halo_by_loader<Mode::kTf32x3>(bn, kvec, a, blocks, stream);
+  }
+  return cudaErrorInvalidValue;
+}
 
 bool igemm_supported(Mode mode, int bn) {
   if (bn > max_bn(mode)) return false;  // only a stub is instantiated

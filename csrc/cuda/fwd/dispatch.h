@@ -21,6 +21,11 @@ bool igemm_supported(Mode mode, int bn);
 cudaError_t igemm_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_t blocks,
                           cudaStream_t stream);
 
+// Launches the v2 halo-tile forward (BN 16 / 32 / 64; a.box, a.m_tiles and a.smem_bytes set
+// for it). kvec: cp.async halo loader (same legality as igemm's), else the scalar one.
+cudaError_t halo_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_t blocks,
+                         cudaStream_t stream);
+
 // Packs the weight (any strides) into the kernel's [g][kD][kH][kW][Cout_g][cin_pad] layout.
 cudaError_t repack_weight(Mode mode, const void* w, void* wp, int64_t total, int cin_g,
                           int cin_pad, int cout_g, const int* k, const int64_t* ws,

@@ -38,6 +38,11 @@ struct FwdArgs {
   int phases = 0, m_tiles = 0, n_tiles = 0;  // grid = n_tiles * phases * m_tiles * groups
   int y_cfast = 0;     // 1: y's channels are unit-stride (channels_last)
   int xs1_bytes = 0;   // channel stride in bytes for the scalar loader; (KRUN-1)x fits in int32
+  // Halo path only (halo_kernel.cuh): output box per CTA (bqd, bqh, bqw; product = BM) and the
+  // dynamic shared memory the host sized for the largest halo box over the phases. m_tiles is
+  // then N x boxes of phase 0 (the phase with the most outputs on every axis).
+  int box[3] = {};
+  int smem_bytes = 0;
 };
 
 inline int64_t gcd64(int64_t a, int64_t b) {

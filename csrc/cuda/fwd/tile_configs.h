@@ -47,10 +47,52 @@ inline int pick_bn(long long cout_g, Mode m) {
   return best;
 }
 
+// ---- v2 "halo tile" path (halo_kernel.cuh). It reuses the BN -> (BM, warp grid) rows above for
+// BN 16 / 32 / 64 (wider layers take several N tiles of 64). A CTA's BM rows are a box of
+// bqd x bqh x bqw output positions of one phase and one sample; the host picks the box per call
+// from kHaloBoxes (pick_halo_box in forward_cuda.cpp: fewest estimated issue slots, smem cap).
+// bqw is a multiple of 8, so the 8 rows of every ldmatrix phase are 8 consecutive box positions
+// (distinct banks with 80-byte rows, for any tap shift).
+constexpr int kHaloMaxBn = 64;
+
+struct HaloBox {
+  int bm, bqd, bqh, bqw;
+};
+
+inline constexpr HaloBox kHaloBoxes[] = {
+    {256, 2, 8, 16}, {256, 1, 16, 16}, {256, 4, 4, 16}, {256, 1, 8, 32}, {256, 2, 4, 32},
+    {256, 4, 8, 8},  {256, 2, 16, 8},  {256, 1, 32, 8},
+    {128, 2, 4, 16}, {128, 1, 8, 16},  {128, 4, 2, 16}, {128, 1, 4, 32}, {128, 2, 8, 8},
+    {128, 4, 4, 8},  {128, 1, 16, 8},
+};
+
+// 3xTF32's BN 64 halo kernel spilled (32 B) at 128 registers with the cp.async loader, so
+// strict fp32 stops at BN 32 there (wider layers take more N tiles).
+constexpr int halo_max_bn(Mode m) { return m == Mode::kTf32x3 ? 32 : kHaloMaxBn; }
+
+// Smallest of BN 16 / 32 / 64 covering Cout/groups, else the mode's widest.
+inline int pick_bn_halo(long long cout_g, Mode m) {
+  for (int bn : {16, 32, 64}) {
+    if (bn == halo_max_bn(m) || cout_g <= bn) return bn;
+  }
+  return halo_max_bn(m);
+}
+
+// Dynamic shared memory of a halo CTA whose halo box has `halo_pos` positions: the y-offset row
+// table, two B (weight) stages, the halo box [pos][64 B + 16 B pad]; the epilogue tile
+// [BM][BN+1] fp32 reuses the B and halo bytes.
+constexpr int kHaloSmemCap = 200 * 1024;
+
 constexpr int kBkBytes = 64;     // K extent of one pipeline stage, in bytes
 constexpr int kChunkBytes = 16;  // one ldmatrix row / one vector load
 constexpr int kChunks = kBkBytes / kChunkBytes;
 constexpr int kRowBytes = kBkBytes + 16;  // +16 B pad: 8 rows of an ldmatrix hit distinct banks
+
+constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos) {
+  const long long main = 2LL * bn * kRowBytes + halo_pos * kRowBytes;
+  const long long epi = 4LL * bm * (bn + 1);
+  return 8LL * bm + (main > epi ? main : epi);
+}
 
 }  // namespace fwd
 }  // namespace convt3d

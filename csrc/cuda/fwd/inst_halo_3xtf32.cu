@@ -1,0 +1,10 @@
+// Halo-tile kernels (v2) of mode kTf32x3: BN 16 / 32 / 64, both halo loaders.
+#include "halo_kernel.cuh"
+
+namespace convt3d {
+namespace fwd {
+
+CONVT3D_FWD_INSTANTIATE_HALO_MODE(Mode::kTf32x3)
+
+}  // namespace fwd
+}  // namespace convt3d

@@ -111,15 +111,22 @@ HALO_BOXES = {256: [(2, 8, 16), (1, 16, 16), (4, 4, 16), (1, 8, 32), (2, 4, 32),
                     (1, 16, 8)]}
 
 
-def uses_halo(spec, bn):
-    """Mirror of plan_halo (forward_cuda.cpp) in auto mode: the v2 halo kernel runs when the
-    non-empty phases have on average >= 9 taps and some box fits 200 KB of shared memory."""
-    _, _, _, size, k, s, p, op, d, _, _ = spec
+def uses_halo(spec, bn, mode):
+    """Mirror of plan_halo (forward_cuda.cpp). Auto mode: the v2 halo kernel runs when the
+    non-empty phases have on average >= 9 taps, every dilation is 1, strict fp32 has
+    Cout/groups <= 32, and some box fits 200 KB of shared memory. CONVT3D_HALO=1 (forced)
+    keeps only the last condition."""
+    _, _, cout, size, k, s, p, op, d, g, _ = spec
     axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
     taps = [a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2]
             if a[0] * b[0] * c[0] > 0 and a[1] * b[1] * c[1] > 0]
-    if not taps or sum(taps) < 9 * len(taps):
+    if not taps:
         return False
+    if os.environ.get("CONVT3D_HALO") != "1":
+        if sum(taps) < 9 * len(taps) or any(v != 1 for v in d):
+            return False
+        if mode == "3xtf32" and cout // g > 32:
+            return False
     bm = 256 if bn <= 32 else 128
     for box in HALO_BOXES[bm]:
         pos = max((box[0] + a[2]) * (box[1] + b[2]) * (box[2] + c[2])
@@ -140,7 +147,7 @@ def expected_path(x, spec, mode):
     loader = "kvec" if kvec else "mfast"
     hmax = 32 if mode == "3xtf32" else 64
     hbn = next((c for c in (16, 32, 64) if c == hmax or cout // g <= c), hmax)
-    if uses_halo(spec, hbn):
+    if uses_halo(spec, hbn, mode):
         return f"halo_{mode}_bn{hbn}_{loader}"
     max_bn = 64 if mode == "3xtf32" else 128
     bn = max_bn
@@ -260,9 +267,12 @@ M_SIZES = [
 @pytest.mark.parametrize("cout", [16, 32, 64, 128])
 @pytest.mark.parametrize("n,size", M_SIZES)
 @pytest.mark.parametrize("kernel", ["igemm", "halo"])
-def test_m_tails(kernel, n, size, cout, precision):
+def test_m_tails(kernel, n, size, cout, precision, monkeypatch):
     # stride 1: one phase, M = N * D * H * W, border rows out of range. Kernel (1,1,3) has 3
-    # taps (v1 igemm, BM-row tails); kernel 3 has 27 (v2 halo: box tails on every axis).
+    # taps (v1 igemm, BM-row tails); kernel 3 has 27 (v2 halo: box tails on every axis). The
+    # halo variant forces the halo kernel: auto mode sends wide strict fp32 to v1.
+    if kernel == "halo":
+        monkeypatch.setenv("CONVT3D_HALO", "1")
     k, pad = ((1, 1, 3), (0, 0, 1)) if kernel == "igemm" else ((3, 3, 3), (1, 1, 1))
     spec = (n, 8, cout, size, k, (1, 1, 1), pad, (0, 0, 0), (1, 1, 1), 1, True)
     run(spec, precision, kernel=kernel)
@@ -407,8 +417,15 @@ def test_bitwise_deterministic(layout, precision):
         assert torch.equal(y, ys[0])
 
 
-# ---- v2 halo tile (fwd/halo_kernel.cuh): each edge category again, on geometries whose
-# phases have >= 9 taps on average, so that the dispatcher picks the halo kernel --------------
+# ---- v2 halo tile (fwd/halo_kernel.cuh): each edge category again. These tests force the
+# halo kernel (CONVT3D_HALO=1, read per call), so dilated and wide strict-fp32 geometries, which
+# auto mode sends to v1, still exercise it ------------------------------------------------------
+
+
+@pytest.fixture
+def force_halo(monkeypatch):
+    monkeypatch.setenv("CONVT3D_HALO", "1")
+
 
 HALO_PHASE_CASES = [
     # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups, bias
@@ -429,12 +446,14 @@ HALO_PHASE_CASES = [
 ]
 
 
+@pytest.mark.usefixtures("force_halo")
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("case", range(len(HALO_PHASE_CASES)))
 def test_halo_phase_patterns(case, precision):
     run(HALO_PHASE_CASES[case], precision, kernel="halo")
 
 
+@pytest.mark.usefixtures("force_halo")
 def test_halo_empty_phases_write_exactly_bias():
     """stride 2, dilation 2, kernel 5: odd outputs have no tap and are the bias; even ones have
     125 taps and run the halo kernel."""
@@ -451,6 +470,7 @@ def test_halo_empty_phases_write_exactly_bias():
 HALO_CHANNELS = [(1, 1), (3, 5), (17, 33), (48, 48), (1, 48), (48, 1), (8, 130)]
 
 
+@pytest.mark.usefixtures("force_halo")
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", ["ncdhw", "cl"])
 @pytest.mark.parametrize("groups", [1, 3])
@@ -472,6 +492,7 @@ HALO_BOX_TAILS = [
 ]
 
 
+@pytest.mark.usefixtures("force_halo")
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("cout", [16, 32, 64])
 @pytest.mark.parametrize("n,size", HALO_BOX_TAILS)
@@ -486,6 +507,7 @@ HALO_LAYOUT_SPECS = [
 ]
 
 
+@pytest.mark.usefixtures("force_halo")
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("case", range(len(HALO_LAYOUT_SPECS)))
@@ -493,6 +515,7 @@ def test_halo_layouts(case, layout, precision):
     run(HALO_LAYOUT_SPECS[case], precision, layout, kernel="halo")
 
 
+@pytest.mark.usefixtures("force_halo")
 def test_halo_loader_is_chosen_only_when_legal():
     spec = HALO_LAYOUT_SPECS[0]
     for layout, loader in [("ncdhw", "mfast"), ("cl", "kvec"), ("sliced", "mfast"),
@@ -503,6 +526,7 @@ def test_halo_loader_is_chosen_only_when_legal():
         assert path == f"halo_bf16_bn32_{loader}", (layout, path)
 
 
+@pytest.mark.usefixtures("force_halo")
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", ["ncdhw", "cl"])
 def test_halo_long_reduction(layout, precision):
@@ -511,6 +535,7 @@ def test_halo_long_reduction(layout, precision):
     run(spec, precision, layout, kernel="halo")
 
 
+@pytest.mark.usefixtures("force_halo")
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", ["ncdhw", "cl"])
 def test_halo_bitwise_deterministic(layout, precision):
@@ -524,6 +549,7 @@ def test_halo_bitwise_deterministic(layout, precision):
         assert torch.equal(y, ys[0])
 
 
+@pytest.mark.usefixtures("force_halo")
 def test_halo_path_names():
     spec = (1, 8, 8, (3, 3, 3), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
     cases = [  # (dtype, tf32, Cout, expected)
@@ -566,3 +592,21 @@ def test_halo_env_switch():
                              text=True, timeout=600)
         assert out.returncode == 0, out.stderr
         assert out.stdout.split() == expected, (value, out.stdout)
+
+
+def test_halo_auto_rule(monkeypatch):
+    """Auto mode follows the H200 measurements of 2026-11-22: halo for many-tap layers, v1 with
+    dilation and for strict fp32 wider than the halo's 3xTF32 BN cap of 32."""
+    monkeypatch.delenv("CONVT3D_HALO", raising=False)
+    base = (1, 8, 16, (3, 4, 5), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
+    dilated = base[:8] + ((2, 2, 2),) + base[9:]
+    wide = base[:2] + (48,) + base[3:]
+    for spec, dtype, tf32, prefix in [
+        (base, torch.bfloat16, True, "halo_bf16"),
+        (dilated, torch.bfloat16, True, "igemm_bf16"),
+        (base, torch.float32, False, "halo_3xtf32"),
+        (wide, torch.float32, False, "igemm_3xtf32"),
+        (wide, torch.float32, True, "halo_tf32"),
+    ]:
+        (x, w, _), _ = make(spec, dtype)
+        assert path_of(x, w, spec, tf32).startswith(prefix), (spec, dtype, tf32)

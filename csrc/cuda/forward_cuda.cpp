@@ -7,7 +7,7 @@
 //
 // Within the fast path, the v2 halo-tile kernel (fwd/halo_kernel.cuh) takes calls whose
 // non-empty phases have on average >= kHaloMinTaps taps (x reuse across taps pays), when a box
-// of kHaloBoxes fits the shared-memory cap; v1 (igemm) takes the rest. CONVT3D_HALO (read once)
+// of kHaloBoxes fits the shared-memory cap; v1 (igemm) takes the rest. CONVT3D_HALO (read per call)
 // overrides: 0 = never halo, 1 = halo whenever it fits (A/B timing and tests).
 #include "forward_cuda.h"
 
@@ -38,14 +38,12 @@ bool force_reference() {
   return force;
 }
 
+// Read per call (a getenv is nothing next to a launch) so tests can force either kernel.
 int halo_env() {
-  static const int v = [] {
-    const char* e = std::getenv("CONVT3D_HALO");
-    if (e != nullptr && std::strcmp(e, "0") == 0) return 0;
-    if (e != nullptr && std::strcmp(e, "1") == 0) return 1;
-    return -1;  // auto
-  }();
-  return v;
+  const char* e = std::getenv("CONVT3D_HALO");
+  if (e != nullptr && std::strcmp(e, "0") == 0) return 0;
+  if (e != nullptr && std::strcmp(e, "1") == 0) return 1;
+  return -1;  // auto
 }
 
 constexpr int64_t kHaloMinTaps = 9;
@@ -94,7 +92,14 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
         }
       }
   if (nonempty == 0) return;
-  if (env != 1 && taps_sum < kHaloMinTaps * nonempty) return;
+  if (env != 1) {
+    if (taps_sum < kHaloMinTaps * nonempty) return;
+    // Measured on an H200 (docs/performance.md, 2026-11-22): with dilation the halo kernel lost
+    // to v1 (suite case 8: 0.57-0.91x), and strict fp32 wider than the halo's 3xTF32 BN cap
+    // of 32 re-reads the box per extra N tile and lost too (case 2: 0.92x).
+    if (p.dil[0] != 1 || p.dil[1] != 1 || p.dil[2] != 1) return;
+    if (f.mode == fwd::Mode::kTf32x3 && p.Cout_g > 32) return;
+  }
 
   const int bn = fwd::pick_bn_halo(p.Cout_g, f.mode);
   const int bm = fwd::tile_config(bn).bm;

@@ -15,6 +15,10 @@ CASES = [  # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilati
     (1, 32, 24, (4, 5, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4),
     (2, 17, 5, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1),
     (1, 8, 8, (3, 3, 4), (3, 3, 3), (2, 2, 2), (0, 0, 0), (1, 1, 1), (2, 2, 2), 2),
+    # halo with several channel chunks (box reloads under the B pipeline) and two N tiles
+    (1, 48, 72, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
+    # v1 with several K stages: the multistage cp.async pipeline when channels_last
+    (2, 48, 40, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1),
 ]
 
 

@@ -46,7 +46,7 @@ int halo_env() {
   return -1;  // auto
 }
 
-constexpr int64_t kHaloMinTaps = 9;
+constexpr int64_t kHaloMinTaps = 8;
 
 struct FastPlan {
   bool fast = false;
@@ -71,6 +71,17 @@ bool channel_vector_ok(const ConvT3dParams& p, const at::Tensor& x, int chunk) {
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The epilogue may store 16 bytes of channels at once when y's channels are unit-stride, every
+// group's channel block starts and ends on a 16-byte boundary, and so does every position.
+bool y_vector_ok(const ConvT3dParams& p, const at::Tensor& y, int chunk) {
+  if (p.y_st[1] != 1 || p.Cout_g % chunk != 0) return false;
+  if (reinterpret_cast<uintptr_t>(y.const_data_ptr()) % 16 != 0) return false;
+  for (int d : {0, 2, 3, 4}) {
+    if (y.size(d) > 1 && p.y_st[d] % chunk != 0) return false;
+  }
+  return true;
+}
 
 // Switches a fast plan to the halo kernel when the taps per phase make x reuse pay and a box
 // fits: picks BN (16/32/64) and the box of kHaloBoxes with the fewest estimated issue slots,
@@ -101,41 +112,58 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
     if (f.mode == fwd::Mode::kTf32x3 && p.Cout_g > 32) return;
   }
 
+  // The kernel's tap table holds int32 element offsets into one group's packed weight.
+  constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+  if (double(p.k[0]) * double(p.k[1]) * double(p.k[2]) * double(p.Cout_g) *
+          double(f.args.cin_pad) > double(kIntMax)) {
+    return;
+  }
   const int bn = fwd::pick_bn_halo(p.Cout_g, f.mode);
-  const int bm = fwd::tile_config(bn).bm;
+  const int bm = fwd::halo_tile(bn).bm;
   auto span = [](const fwd::AxisPlan& a, int r) {
     return a.ntap[r] > 0 ? int64_t(a.ntap[r] - 1) * a.cstep : 0;
   };
-  const int64_t cap = std::min<int64_t>(
-      fwd::kHaloSmemCap, at::cuda::getDeviceProperties(x.get_device())->sharedMemPerBlockOptin);
-  constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+  int64_t max_taps = 0;
+  for (int rd = 0; rd < p.stride[0]; ++rd)
+    for (int rh = 0; rh < p.stride[1]; ++rh)
+      for (int rw = 0; rw < p.stride[2]; ++rw)
+        max_taps = std::max<int64_t>(max_taps, int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw]);
+  const int64_t tap_cap = (max_taps + 3) / 4 * 4;
+  const auto* prop = at::cuda::getDeviceProperties(x.get_device());
+  const int64_t cap = std::min<int64_t>(fwd::kHaloSmemCap, prop->sharedMemPerBlockOptin);
+  // Two CTAs per SM (16 warps) hide the box load of one behind the MMAs of the other; a box
+  // that needs more shared memory than that is taken only when no smaller one fits.
+  const int64_t cap2 = int64_t(prop->sharedMemPerMultiprocessor) / 2 - 1024;
   double best_cost = 0;
   const fwd::HaloBox* best = nullptr;
   int64_t best_smem = 0, best_tiles = 0;
-  for (const auto& box : fwd::kHaloBoxes) {
-    if (box.bm != bm) continue;
-    int64_t max_pos = 0;
-    double cost = 0;
-    for (int rd = 0; rd < p.stride[0]; ++rd)
-      for (int rh = 0; rh < p.stride[1]; ++rh)
-        for (int rw = 0; rw < p.stride[2]; ++rw) {
-          const int64_t pos = (box.bqd + span(ax[0], rd)) * (box.bqh + span(ax[1], rh)) *
-                              (box.bqw + span(ax[2], rw));
-          max_pos = std::max(max_pos, pos);
-          const double tiles = double(p.N) * ceil_div(ax[0].q[rd], box.bqd) *
-                               ceil_div(ax[1].q[rh], box.bqh) * ceil_div(ax[2].q[rw], box.bqw);
-          const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
-          cost += tiles * (double(bm) * t + (t > 0 ? 4.0 * pos : 0.0) + bm);
-        }
-    const int64_t smem = fwd::halo_smem_bytes(bn, bm, max_pos);
-    const int64_t tiles0 = p.N * ceil_div(ax[0].q[0], box.bqd) * ceil_div(ax[1].q[0], box.bqh) *
-                           ceil_div(ax[2].q[0], box.bqw);
-    if (smem > cap || tiles0 < 1 || tiles0 > kIntMax) continue;
-    if (best == nullptr || cost < best_cost) {
-      best = &box;
-      best_cost = cost;
-      best_smem = smem;
-      best_tiles = tiles0;
+  for (int pass = 0; pass < 2 && best == nullptr; ++pass) {
+    const int64_t lim = pass == 0 ? std::min(cap, cap2) : cap;
+    for (const auto& box : fwd::kHaloBoxes) {
+      if (box.bm != bm) continue;
+      int64_t max_pos = 0;
+      double cost = 0;
+      for (int rd = 0; rd < p.stride[0]; ++rd)
+        for (int rh = 0; rh < p.stride[1]; ++rh)
+          for (int rw = 0; rw < p.stride[2]; ++rw) {
+            const int64_t pos = (box.bqd + span(ax[0], rd)) * (box.bqh + span(ax[1], rh)) *
+                                (box.bqw + span(ax[2], rw));
+            max_pos = std::max(max_pos, pos);
+            const double tiles = double(p.N) * ceil_div(ax[0].q[rd], box.bqd) *
+                                 ceil_div(ax[1].q[rh], box.bqh) * ceil_div(ax[2].q[rw], box.bqw);
+            const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
+            cost += tiles * (double(bm) * t + (t > 0 ? 4.0 * pos : 0.0) + bm);
+          }
+      const int64_t smem = fwd::halo_smem_bytes(bn, bm, max_pos, tap_cap);
+      const int64_t tiles0 = p.N * ceil_div(ax[0].q[0], box.bqd) *
+                             ceil_div(ax[1].q[0], box.bqh) * ceil_div(ax[2].q[0], box.bqw);
+      if (smem > lim || tiles0 < 1 || tiles0 > kIntMax) continue;
+      if (best == nullptr || cost < best_cost) {
+        best = &box;
+        best_cost = cost;
+        best_smem = smem;
+        best_tiles = tiles0;
+      }
     }
   }
   if (best == nullptr) return;
@@ -148,6 +176,7 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   a.box[1] = best->bqh;
   a.box[2] = best->bqw;
   a.smem_bytes = static_cast<int>(best_smem);
+  a.tap_cap = static_cast<int>(tap_cap);
   a.m_tiles = static_cast<int>(best_tiles);
   a.n_tiles = static_cast<int>(n_tiles);
   f.blocks = n_tiles * phases * best_tiles * p.groups;
@@ -196,7 +225,7 @@ FastPlan plan_forward(const ConvT3dParams& p, const at::Tensor& x) {
 
   f.bn = fwd::pick_bn(p.Cout_g, f.mode);
   if (!fwd::igemm_supported(f.mode, f.bn)) return f;
-  const int bm = fwd::tile_config(f.bn).bm;
+  const int bm = fwd::igemm_tile(f.mode, f.bn).bm;
   // Phase r = 0 has the most outputs on every axis; M <= numel(y), so no overflow.
   const int64_t m_max = p.N * a.ax[0].q[0] * a.ax[1].q[0] * a.ax[2].q[0];
   const int64_t m_tiles = (m_max + bm - 1) / bm;
@@ -250,6 +279,7 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   a.wp = wp.const_data_ptr();
   a.bias = bias.defined() ? bias.const_data_ptr() : nullptr;
   a.y = y.mutable_data_ptr();
+  a.y_vec = y_vector_ok(p, y, fwd::chunk_elems(f.mode)) ? 1 : 0;
   if (f.halo) {
     C10_CUDA_CHECK(fwd::halo_forward(f.mode, f.bn, f.kvec, a, f.blocks, stream));
   } else {

@@ -11,14 +11,18 @@
 // scalar add per tap. Each x element is read from L2 once per CTA per channel chunk instead of
 // once per tap.
 //
-// K loop: chunks outermost (halo box reloaded, zero outside x and past Cin/g), taps inner, with
-// the packed weight row block [tap][BN][64 B] streamed through two cp.async stages (one barrier
-// per tap). TF32 rounds A once when the box is stored, not per tap. MMA, 3xTF32 split and
-// epilogue are v1's (igemm_kernel.cuh). Rows of a box past the phase's Q extents compute on
-// in-range or zero data and are never stored; every stored element is written once, no atomics.
+// K loop: chunks outermost (halo box reloaded, zero outside x and past Cin/g), taps inner. The
+// packed weight rows [tap][BN][64 B] stream through kHaloStages cp.async stages of TB taps, so
+// B for the next (stages - 1) x TB taps is in flight while a stage multiplies; one barrier per
+// stage. A tap table built at CTA start holds each tap's box offset and weight tap, so the
+// per-tap work is two shared loads and an add. TF32 rounds A once when the box is stored, not
+// per tap. MMA step and epilogue are shared with v1 (tile_common.cuh). Rows of a box past the
+// phase's Q extents compute on in-range or zero data and are never stored; every stored element
+// is written once, no atomics.
 #pragma once
 
-#include "igemm_kernel.cuh"
+#include "launch.h"
+#include "tile_common.cuh"
 
 namespace convt3d {
 namespace fwd {
@@ -26,9 +30,9 @@ namespace fwd {
 template <Mode MODE, int BN, bool KVEC>
 struct HaloCfg {
   using T = typename ModeTraits<MODE>::T;
-  static constexpr TileConfig tc = tile_config(BN);
-  static_assert(tc.bn == BN && BN <= kHaloMaxBn, "halo BN must be a kTileConfigs row <= 64");
-  static constexpr int BM = tc.bm, WM = tc.warps_m, WN = tc.warps_n;
+  static constexpr TileConfig tc = halo_tile(BN);
+  static_assert(tc.bn == BN && BN <= kHaloMaxBn, "halo BN must be a kHaloTiles row");
+  static constexpr int kBn = BN, BM = tc.bm, WM = tc.warps_m, WN = tc.warps_n;
   static constexpr int NT = 32 * WM * WN;
   static constexpr int kMinBlocks = 512 / NT;
   static constexpr int TM = BM / WM, TN = BN / WN;
@@ -37,10 +41,11 @@ struct HaloCfg {
   static constexpr int kElem = sizeof(T);
   static constexpr int KRUN = kChunkBytes / kElem;
   static constexpr int BK = kBkBytes / kElem;
-  static constexpr int PB = (BN * kChunks + NT - 1) / NT;
+  static constexpr int S = kHaloStages, TB = halo_taps_per_stage(BN);
+  static constexpr int kTapB = BN * kRowBytes;       // one tap's B rows
+  static constexpr int kStageB = TB * kTapB;
+  static constexpr int PB = TB * BN * kChunks / NT;  // B copies per thread per stage
   static constexpr int kYoffBytes = BM * 8;
-  static constexpr int kStageB = BN * kRowBytes;
-  static constexpr int kEpiStride = BN + 1;
   static constexpr int kBatch = 4;  // halo chunks per thread in flight (scalar loader)
 };
 
@@ -54,12 +59,16 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC>::NT,
   using C = HaloCfg<MODE, BN, KVEC>;
   using T = typename C::T;
   constexpr int BM = C::BM, NT = C::NT, MT = C::MT, NTL = C::NTL, KRUN = C::KRUN, BK = C::BK;
+  constexpr int S = C::S, TB = C::TB;
 
   extern __shared__ __align__(16) unsigned char smem[];
   int64_t* yrow = reinterpret_cast<int64_t*>(smem);  // y offset of each box row, -1: not stored
-  unsigned char* sb = smem + C::kYoffBytes;           // two B stages
-  unsigned char* sh = sb + 2 * C::kStageB;            // the halo box
+  uint32_t* tap_a = reinterpret_cast<uint32_t*>(smem + C::kYoffBytes);  // box byte offset
+  int* tap_w = reinterpret_cast<int*>(tap_a + a.tap_cap);             // weight tap offset
+  unsigned char* sb = smem + C::kYoffBytes + 8 * a.tap_cap;           // S B stages
+  unsigned char* sh = sb + S * C::kStageB;                            // the halo box
   const uint32_t sh_addr = smem_addr(sh);
+  const uint32_t sb_addr = smem_addr(sb);
 
   const int tid = threadIdx.x;
 
@@ -110,12 +119,24 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC>::NT,
     }
     yrow[r] = off;
   }
+  // ---- tap table: tap t = (jd, jh, jw) reads its A rows at box byte offset tap_a[t] and its
+  // B rows at element offset tap_w[t] of the group's packed weight (the host keeps one group's
+  // packed weight under 2^31 elements).
+  for (int t = tid; t < taps; t += NT) {
+    const int jw = t % nw, jh = (t / nw) % nh, jd = t / (nw * nh);
+    tap_a[t] = uint32_t(((nd - 1 - jd) * csd * HH + (nh - 1 - jh) * csh) * HW +
+                        (nw - 1 - jw) * csw) * kRowBytes;
+    const int td = a.ax[0].t0[rd] + jd * a.ax[0].tstep;
+    const int th = a.ax[1].t0[rh] + jh * a.ax[1].tstep;
+    const int tw = a.ax[2].t0[rw] + jw * a.ax[2].tstep;
+    tap_w[t] = ((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g * a.cin_pad;
+  }
 
   const int warp = tid / 32, lane = tid % 32;
   const int wm = warp % C::WM, wn = warp / C::WM;
 
-  // Per-lane ldmatrix row addresses of tap offset 0: lanes 0-15 rows 0-15 of the fragment at k
-  // chunk 0, lanes 16-31 the same rows at chunk 1 (v1's layout, rows now box positions).
+  // Per-lane ldmatrix row addresses of tap offset 0 (tile_common.cuh's layout, rows now box
+  // positions).
   uint32_t a_lane[MT];
 #pragma unroll
   for (int i = 0; i < MT; ++i) {
@@ -127,15 +148,17 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC>::NT,
       (wn * C::TN + (lane % 8) + (lane / 16) * 8) * kRowBytes + ((lane / 8) % 2) * kChunkBytes;
 
   const T* __restrict__ x = static_cast<const T*>(a.x);
-  const T* __restrict__ wp = static_cast<const T*>(a.wp);
   const int kvol = a.k[0] * a.k[1] * a.k[2];
+  const T* __restrict__ wg =
+      static_cast<const T*>(a.wp) + int64_t(g) * kvol * a.cout_g * a.cin_pad;
   const int P = HD * HH * HW;
   const int items = P * kChunks;
   const int64_t xn = int64_t(n) * a.xs[0] + int64_t(g) * a.cin_g * a.xs[1];
 
   // Halo box of channels ci0 .. ci0+BK-1 -> sh. KVEC: one cp.async per 16-byte chunk, the four
-  // chunks of a position on consecutive threads. Scalar: consecutive threads take consecutive
-  // positions (consecutive iw: coalesced in NCDHW), kBatch chunks in flight per thread.
+  // chunks of a position on consecutive threads (one commit group). Scalar: consecutive threads
+  // take consecutive positions (consecutive iw: coalesced in NCDHW), kBatch chunks in flight
+  // per thread, stored directly.
   auto load_halo = [&](int ci0) {
     if constexpr (KVEC) {
       for (int idx = tid; idx < items; idx += NT) {
@@ -222,166 +245,91 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC>::NT,
     }
   };
 
-  // B: packed weight rows of tap (jd, jh, jw), columns n0.., channels ci0.. -> stage buf.
-  auto load_b = [&](int buf, int ci0, int jd, int jh, int jw) {
-    const int td = a.ax[0].t0[rd] + jd * a.ax[0].tstep;
-    const int th = a.ax[1].t0[rh] + jh * a.ax[1].tstep;
-    const int tw = a.ax[2].t0[rw] + jw * a.ax[2].tstep;
-    const int tap = (td * a.k[1] + th) * a.k[2] + tw;
-    const int64_t wbase = (int64_t(g) * kvol + tap) * a.cout_g * a.cin_pad;
+  // B of one stage: taps t0 .. t0+TB-1 (those < taps), columns n0.., channels ci0.. -> buffer
+  // buf, tap-major [TB][BN][64 B]. A tap's rows are R = BN x 4 chunks and NT is a multiple of
+  // R, so each thread keeps one (column, chunk) for all taps: its offset and column test are
+  // computed once, and a copy costs a tap-table read and an add. Does not commit.
+  constexpr int R = BN * kChunks;
+  static_assert(NT % R == 0 && C::PB * (NT / R) == TB, "B mapping");
+  const int b_nn = (tid % R) / kChunks, b_kc = tid % kChunks;
+  const bool b_col_ok = n0 + b_nn < a.cout_g;
+  const int b_off_g = (n0 + b_nn) * a.cin_pad + b_kc * KRUN;  // < one group's weight
+  const uint32_t b_dst = sb_addr + (tid / R) * C::kTapB + b_nn * kRowBytes + b_kc * kChunkBytes;
+  auto load_b = [&](int buf, int ci0, int t0) {
+    const bool ok = b_col_ok & (ci0 + b_kc * KRUN < a.cin_g);
 #pragma unroll
     for (int j = 0; j < C::PB; ++j) {
-      const int nn = tid / kChunks + (NT / kChunks) * j, kc = tid % kChunks;
-      if (C::PB * NT != BN * kChunks && nn >= BN) break;
-      const int col = n0 + nn, ci = ci0 + kc * KRUN;
-      const bool ok = (col < a.cout_g) & (ci < a.cin_g);
-      const T* src = ok ? wp + (wbase + int64_t(col) * a.cin_pad + ci) : wp;
-      cp_async_16(smem_addr(sb + buf * C::kStageB + nn * kRowBytes + kc * kChunkBytes), src,
-                  ok ? 16 : 0);
+      const int t = t0 + tid / R + j * (NT / R);
+      if (t < taps) {
+        const T* src = ok ? wg + (tap_w[t] + b_off_g + ci0) : wg;
+        cp_async_16(b_dst + buf * C::kStageB + j * (NT / R) * C::kTapB, src, ok ? 16 : 0);
+      }
     }
-    cp_async_commit();
   };
 
   float acc[MT][NTL][4];
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NTL; ++j)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.f;
+  zero_acc(acc);
 
-  // One tap: A rows at box offset `tapbytes`, B from stage buf. v1's fragment code, with TF32 A
-  // already rounded in the box.
-  auto compute_tap = [&](int buf, uint32_t tapbytes) {
-    const uint32_t b_base = smem_addr(sb + buf * C::kStageB) + b_off;
-#pragma unroll
-    for (int ks = 0; ks < kChunks / 2; ++ks) {
-      uint32_t af[MT][4];
-#pragma unroll
-      for (int i = 0; i < MT; ++i) ldmatrix_x4(af[i], a_lane[i] + tapbytes + ks * 32);
-      uint32_t as[MT][4];
-      if constexpr (MODE == Mode::kTf32x3) {
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-          for (int c = 0; c < 4; ++c) split_tf32(af[i][c], af[i][c], as[i][c]);
-      }
-#pragma unroll
-      for (int jp = 0; jp < NTL / 2; ++jp) {
-        uint32_t r[4];
-        ldmatrix_x4(r, b_base + jp * 16 * kRowBytes + ks * 32);
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int j = 2 * jp + h;
-          uint32_t bf[2] = {r[2 * h], r[2 * h + 1]};
-#pragma unroll
-          for (int i = 0; i < MT; ++i) {
-            if constexpr (MODE == Mode::kBf16) {
-              mma_bf16_16816(acc[i][j], af[i], bf);
-            } else if constexpr (MODE == Mode::kFp16) {
-              mma_f16_16816(acc[i][j], af[i], bf);
-            } else if constexpr (MODE == Mode::kTf32) {
-              mma_tf32_1688(acc[i][j], af[i], bf);
-            }
-          }
-          if constexpr (MODE == Mode::kTf32x3) {
-            // Same two-level sum as v1: fresh partial per k8 step, IEEE FADD into acc.
-            uint32_t bb[2], bs[2];
-            split_tf32(bf[0], bb[0], bs[0]);
-            split_tf32(bf[1], bb[1], bs[1]);
-#pragma unroll
-            for (int i = 0; i < MT; ++i) {
-              float part[4] = {0.f, 0.f, 0.f, 0.f};
-              mma_tf32_1688(part, as[i], bb);
-              mma_tf32_1688(part, af[i], bs);
-              mma_tf32_1688(part, af[i], bb);
-#pragma unroll
-              for (int c = 0; c < 4; ++c) acc[i][j][c] += part[c];
-            }
-          }
-        }
-      }
-    }
-  };
-
-  // ---- main loop. Per chunk: box + tap 0's B, wait, barrier; then per tap: next tap's B in
-  // flight while this tap multiplies, wait, barrier. The barrier closing the last tap also
-  // frees the box and both B stages for the next chunk (and for the epilogue tile).
-  __syncthreads();  // row table
+  // ---- main loop over stages st = (chunk, taps sub*TB ..): standard multistage cp.async
+  // pipeline for B, with the box reloaded at each chunk start (the wait there drains B too).
+  // At stage st, after the barrier, buffer (st-1) % S is free (every warp finished stage st-1)
+  // and takes stage st+S-1.
+  __syncthreads();  // row and tap tables
   if (taps > 0) {
     const int kchunks = (a.cin_g + BK - 1) / BK;
-    const uint32_t sdb = uint32_t(csd) * HH * HW * kRowBytes, shb = uint32_t(csh) * HW * kRowBytes,
-                   swb = uint32_t(csw) * kRowBytes;
-    for (int kc = 0; kc < kchunks; ++kc) {
-      const int ci0 = kc * BK;
-      load_halo(ci0);
-      load_b(0, ci0, 0, 0, 0);
-      cp_async_wait_all();
-      round_halo_kvec();
-      __syncthreads();
-      int jd = 0, jh = 0, jw = 0;
-      for (int t = 0; t < taps; ++t) {
-        const int cur = t & 1;
-        const uint32_t tapbytes =
-            uint32_t(nd - 1 - jd) * sdb + uint32_t(nh - 1 - jh) * shb + uint32_t(nw - 1 - jw) * swb;
-        if (++jw == nw) {
-          jw = 0;
-          if (++jh == nh) {
-            jh = 0;
-            ++jd;
-          }
+    const int spc = (taps + TB - 1) / TB;  // stages per chunk
+    const int nst = kchunks * spc;
+    int ld_c = 0, ld_sub = 0;  // next stage to load
+    auto issue_next = [&](int buf) {
+      load_b(buf, ld_c * BK, ld_sub * TB);
+      if (++ld_sub == spc) {
+        ld_sub = 0;
+        ++ld_c;
+      }
+    };
+    load_halo(0);
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) {
+      if (s < nst) issue_next(s);
+      cp_async_commit();
+    }
+    int c = 0, sub = 0;
+    for (int st = 0; st < nst; ++st) {
+      if (sub == 0) {
+        if (st > 0) {
+          __syncthreads();  // every warp is done with the previous chunk's box
+          load_halo(c * BK);
         }
-        if (t + 1 < taps) load_b(cur ^ 1, ci0, jd, jh, jw);
-        compute_tap(cur, tapbytes);
-        cp_async_wait_all();
-        __syncthreads();
+        cp_async_wait<0>();
+        round_halo_kvec();
+      } else {
+        cp_async_wait<S - 2>();
+      }
+      __syncthreads();
+      if (st + S - 1 < nst) issue_next((st + S - 1) % S);
+      cp_async_commit();
+      const int buf = st % S;
+#pragma unroll
+      for (int tt = 0; tt < TB; ++tt) {
+        const int t = sub * TB + tt;
+        if (t < taps) {
+          const uint32_t off = tap_a[t];
+          uint32_t a_addr[MT];
+#pragma unroll
+          for (int i = 0; i < MT; ++i) a_addr[i] = a_lane[i] + off;
+          warp_mma_stage<MODE, MT, NTL, false>(
+              acc, a_addr, sb_addr + buf * C::kStageB + tt * C::kTapB + b_off);
+        }
+      }
+      if (++sub == spc) {
+        sub = 0;
+        ++c;
       }
     }
   }
+  __syncthreads();  // the epilogue tile overwrites B stages and box
 
-  // ---- epilogue (v1's): accumulators + bias -> [BM][BN+1] fp32 tile over sb.. -> y.
-  float* ct = reinterpret_cast<float*>(sb);
-  const T* bias = static_cast<const T*>(a.bias);
-  const int gi = lane / 4, ti = lane % 4;
-#pragma unroll
-  for (int j = 0; j < NTL; ++j) {
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-      const int cl = wn * C::TN + j * 8 + 2 * ti + c;
-      const int col = n0 + cl;
-      const float bv =
-          (bias != nullptr && col < a.cout_g) ? to_float(bias[int64_t(g) * a.cout_g + col]) : 0.f;
-#pragma unroll
-      for (int i = 0; i < MT; ++i) {
-        const int rl = wm * C::TM + i * 16 + gi;
-        ct[rl * C::kEpiStride + cl] = acc[i][j][c] + bv;
-        ct[(rl + 8) * C::kEpiStride + cl] = acc[i][j][2 + c] + bv;
-      }
-    }
-  }
-  __syncthreads();
-
-  T* __restrict__ y = static_cast<T*>(a.y);
-  const int cols_left = a.cout_g - n0 < BN ? a.cout_g - n0 : BN;
-  if (a.y_cfast) {
-#pragma unroll 4
-    for (int i = tid; i < BM * BN; i += NT) {
-      const int r = i / BN, cl = i % BN;
-      const int64_t yo = yrow[r];
-      if (yo >= 0 && cl < cols_left) {
-        y[yo + int64_t(n0 + cl) * a.ys[1]] = from_float<T>(ct[r * C::kEpiStride + cl]);
-      }
-    }
-  } else {
-#pragma unroll 4
-    for (int i = tid; i < BM * BN; i += NT) {
-      const int r = i % BM, cl = i / BM;
-      const int64_t yo = yrow[r];
-      if (yo >= 0 && cl < cols_left) {
-        y[yo + int64_t(n0 + cl) * a.ys[1]] = from_float<T>(ct[r * C::kEpiStride + cl]);
-      }
-    }
-  }
+  store_tile<C, T>(acc, reinterpret_cast<float*>(sb), yrow, 1, a, g, n0, wm, wn);
 #endif
 }
 

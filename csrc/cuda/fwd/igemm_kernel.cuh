@@ -8,46 +8,25 @@
 // offset c and the bounds test are uniform over a stage. Out-of-range inputs, channel tails and
 // row tails load zero; every output element is written once, by one thread, with no atomics.
 //
-// Shared memory: a row table (per tile row: x and y offsets and q), two pipeline stages of
+// Shared memory: a row table (per tile row: x and y offsets and q), the pipeline stages of
 // A [BM][64 B] and B [BN][64 B] (rows padded to 80 B for conflict-free ldmatrix), and the
-// epilogue tile [BM][BN+1] fp32, which reuses the pipeline bytes.
+// epilogue tile [BM][BN+1] fp32, which reuses the pipeline bytes. With the channel-fast loader
+// both operands travel by cp.async through kIgemmStages stages; the scalar loader stages A
+// through registers with two stages.
 #pragma once
 
 #include "launch.h"
-#include "mma.cuh"
-#include "mode.h"
-#include "phases.h"
-#include "tile_configs.h"
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-
-#include <cstdint>
-#include <type_traits>
+#include "tile_common.cuh"
 
 namespace convt3d {
 namespace fwd {
 
-template <Mode M>
-struct ModeTraits {
-  using T = float;
-};
-template <>
-struct ModeTraits<Mode::kBf16> {
-  using T = __nv_bfloat16;
-};
-template <>
-struct ModeTraits<Mode::kFp16> {
-  using T = __half;
-};
-
 template <Mode MODE, int BN, bool KVEC>
 struct IgemmCfg {
   using T = typename ModeTraits<MODE>::T;
-  static constexpr TileConfig tc = tile_config(BN);
+  static constexpr TileConfig tc = igemm_tile(MODE, BN);
   static_assert(tc.bn == BN, "BN missing from kTileConfigs");
-  static constexpr int BM = tc.bm, WM = tc.warps_m, WN = tc.warps_n;
+  static constexpr int kBn = BN, BM = tc.bm, WM = tc.warps_m, WN = tc.warps_n;
   static constexpr int NT = 32 * WM * WN;      // threads
   // At least 16 warps per SM (<= 128 registers per thread) to cover load latency.
   static constexpr int kMinBlocks = 512 / NT;
@@ -62,7 +41,8 @@ struct IgemmCfg {
   static constexpr int PB = (BN * kChunks + NT - 1) / NT;  // B chunks per thread (some idle)
   static constexpr int kRowInfoBytes = BM * 32;
   static constexpr int kStageA = BM * kRowBytes, kStageB = BN * kRowBytes;
-  static constexpr int kPipeBytes = 2 * (kStageA + kStageB);
+  static constexpr int S = KVEC ? kIgemmStages : 2;  // pipeline stages
+  static constexpr int kPipeBytes = S * (kStageA + kStageB);
   static constexpr int kEpiStride = BN + 1;  // odd: conflict-free along rows and columns
   static constexpr int kEpiBytes = BM * kEpiStride * 4;
   static constexpr int kSmemBytes =
@@ -71,51 +51,9 @@ struct IgemmCfg {
 
 struct alignas(16) RowInfo {
   int64_t xoff;  // x offset of (n, group's first channel, q) — add the tap offset
-  int64_t yoff;  // y offset of (n, group's first channel, r + s*q)
+  int64_t yoff;  // y offset of (n, group's first channel, r + s*q); -1: row past M, not stored
   int qd, qh, qw, pad;
 };
-
-// Raw bits of one element (16-bit types travel as ushort, fp32 as uint).
-template <typename T>
-__device__ __forceinline__ uint32_t ld_bits(const T* p) {
-  if constexpr (sizeof(T) == 2) {
-    return __ldg(reinterpret_cast<const unsigned short*>(p));
-  } else {
-    return __float_as_uint(__ldg(reinterpret_cast<const float*>(p)));
-  }
-}
-
-template <typename T>
-__device__ __forceinline__ float to_float(T v) {
-  if constexpr (sizeof(T) == 4) {
-    return v;
-  } else if constexpr (std::is_same_v<T, __half>) {
-    return __half2float(v);
-  } else {
-    return __bfloat162float(v);
-  }
-}
-
-template <typename T>
-__device__ __forceinline__ T from_float(float v) {
-  if constexpr (sizeof(T) == 4) {
-    return v;
-  } else if constexpr (std::is_same_v<T, __half>) {
-    return __float2half_rn(v);
-  } else {
-    return __float2bfloat16_rn(v);
-  }
-}
-
-// 3xTF32 split x = big + small, both rounded to nearest TF32. The tensor core ignores the low
-// 13 mantissa bits of a TF32 operand (nvcc 13 compiles cvt.rna.tf32 for sm_90 to "+0x1000"
-// without masking, as CUTLASS's round_half_ulp_truncate does), so rounding is one integer add; big is masked because x - big must be
-// exact. 4 instructions instead of the 7 two cvt.rna emulations take. A NaN still propagates
-// through small.
-__device__ __forceinline__ void split_tf32(uint32_t x, uint32_t& big, uint32_t& small) {
-  big = (x + 0x1000u) & 0xffffe000u;
-  small = __float_as_uint(__uint_as_float(x) - __uint_as_float(big)) + 0x1000u;
-}
 
 // Position in the K loop: tap (jd, jh, jw) of the phase's tap lists and first channel ci0.
 struct KIter {
@@ -139,7 +77,7 @@ __global__ void __launch_bounds__(IgemmCfg<MODE, BN, KVEC>::NT,
   // Stage buffers by arithmetic, not a pointer array (a runtime-indexed array lands in local
   // memory).
   auto stage_a = [&](int buf) { return pipe + buf * C::kStageA; };
-  auto stage_b = [&](int buf) { return pipe + 2 * C::kStageA + buf * C::kStageB; };
+  auto stage_b = [&](int buf) { return pipe + C::S * C::kStageA + buf * C::kStageB; };
 
   const int tid = threadIdx.x;
 
@@ -194,7 +132,8 @@ __global__ void __launch_bounds__(IgemmCfg<MODE, BN, KVEC>::NT,
       ri.qw = qw;
     } else {
       // Fails every bounds test below: the row loads zeros and is never stored.
-      ri.xoff = ri.yoff = 0;
+      ri.xoff = 0;
+      ri.yoff = -1;
       ri.qd = ri.qh = ri.qw = -(1 << 30);
     }
     ri.pad = 0;
@@ -324,153 +263,76 @@ __global__ void __launch_bounds__(IgemmCfg<MODE, BN, KVEC>::NT,
   };
 
   float acc[MT][NTL][4];
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NTL; ++j)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.f;
+  zero_acc(acc);
 
   const int warp = tid / 32, lane = tid % 32;
   const int wm = warp % C::WM, wn = warp / C::WM;
 
-  // Fragment addresses. A: lanes 0-15 give rows 0-15 of the first 16-byte k chunk, lanes 16-31
-  // the same rows of the second -> a0..a3 of m16n8k16 (bf16/fp16) and of m16n8k8 (tf32).
-  // B (stored [n][k]): lanes 0-7 n 0-7 chunk 0, 8-15 n 0-7 chunk 1, 16-23 n 8-15 chunk 0,
-  // 24-31 n 8-15 chunk 1 -> {b0, b1} of two adjacent n8 tiles.
+  // Fragment addresses (layout in tile_common.cuh's warp_mma_stage).
   const uint32_t a_off = (wm * C::TM + (lane % 16)) * kRowBytes + (lane / 16) * kChunkBytes;
   const uint32_t b_off =
       (wn * C::TN + (lane % 8) + (lane / 16) * 8) * kRowBytes + ((lane / 8) % 2) * kChunkBytes;
 
   auto compute_stage = [&](int buf) {
     const uint32_t a_base = smem_addr(stage_a(buf)) + a_off;
-    const uint32_t b_base = smem_addr(stage_b(buf)) + b_off;
+    uint32_t a_addr[MT];
 #pragma unroll
-    for (int ks = 0; ks < kChunks / 2; ++ks) {  // 32 bytes of K per MMA
-      uint32_t af[MT][4];
-#pragma unroll
-      for (int i = 0; i < MT; ++i) ldmatrix_x4(af[i], a_base + i * 16 * kRowBytes + ks * 32);
-      uint32_t as[MT][4];  // small parts (3xTF32 only)
-      if constexpr (MODE == Mode::kTf32) {
-        // B was rounded by the repack; A is rounded here.
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-          for (int c = 0; c < 4; ++c) af[i][c] = tf32_rna(__uint_as_float(af[i][c]));
-      } else if constexpr (MODE == Mode::kTf32x3) {
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-          for (int c = 0; c < 4; ++c) split_tf32(af[i][c], af[i][c], as[i][c]);
-      }
-      // B fragments two n8 tiles at a time, so only four B registers are live.
-#pragma unroll
-      for (int jp = 0; jp < NTL / 2; ++jp) {
-        uint32_t r[4];
-        ldmatrix_x4(r, b_base + jp * 16 * kRowBytes + ks * 32);
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int j = 2 * jp + h;
-          uint32_t bf[2] = {r[2 * h], r[2 * h + 1]};
-#pragma unroll
-          for (int i = 0; i < MT; ++i) {
-            if constexpr (MODE == Mode::kBf16) {
-              mma_bf16_16816(acc[i][j], af[i], bf);
-            } else if constexpr (MODE == Mode::kFp16) {
-              mma_f16_16816(acc[i][j], af[i], bf);
-            } else if constexpr (MODE == Mode::kTf32) {
-              mma_tf32_1688(acc[i][j], af[i], bf);
-            }
-          }
-          if constexpr (MODE == Mode::kTf32x3) {
-            // a*b ~= a_small*b_big + a_big*b_small + a_big*b_big, small terms first, into a
-            // fresh partial that is then added with an IEEE (round-to-nearest) FADD. The tensor
-            // core accumulates with truncation; chaining it over all of K biases long sums
-            // (~3e-5 at K = 3000 in a model of it), while this two-level sum stays ~3e-7.
-            uint32_t bb[2], bs[2];
-            split_tf32(bf[0], bb[0], bs[0]);
-            split_tf32(bf[1], bb[1], bs[1]);
-#pragma unroll
-            for (int i = 0; i < MT; ++i) {
-              float part[4] = {0.f, 0.f, 0.f, 0.f};
-              mma_tf32_1688(part, as[i], bb);
-              mma_tf32_1688(part, af[i], bs);
-              mma_tf32_1688(part, af[i], bb);
-#pragma unroll
-              for (int c = 0; c < 4; ++c) acc[i][j][c] += part[c];
-            }
-          }
-        }
-      }
-    }
+    for (int i = 0; i < MT; ++i) a_addr[i] = a_base + i * 16 * kRowBytes;
+    warp_mma_stage<MODE, MT, NTL, true>(acc, a_addr, smem_addr(stage_b(buf)) + b_off);
   };
 
-  // ---- main loop: two stages, one barrier per stage. Stage i+1's reads are in flight while
-  // stage i multiplies; buffer i+1 was last read in iteration i-1, before its closing barrier.
   if (iters > 0) {
     KIter it{0, 0, 0, 0};
-    load_stage(0, it);
-    cp_async_commit();
-    store_stage(0);
-    cp_async_wait_all();
-    __syncthreads();
-    for (int i = 0; i < iters; ++i) {
-      const int cur = i & 1;
-      const bool more = i + 1 < iters;
-      if (more) {
-        advance(it);
-        load_stage(cur ^ 1, it);
+    if constexpr (KVEC) {
+      // Multistage: stage i waits for its own group (S - 2 younger ones may still fly), the
+      // barrier publishes it and frees buffer (i-1) % S, which then takes stage i+S-1.
+#pragma unroll
+      for (int s = 0; s < C::S - 1; ++s) {
+        if (s < iters) {
+          load_stage(s, it);
+          advance(it);
+        }
         cp_async_commit();
       }
-      compute_stage(cur);
-      if (more) store_stage(cur ^ 1);
+      for (int i = 0; i < iters; ++i) {
+        cp_async_wait<C::S - 2>();
+        __syncthreads();
+        if (i + C::S - 1 < iters) {
+          load_stage((i + C::S - 1) % C::S, it);
+          advance(it);
+        }
+        cp_async_commit();
+        compute_stage(i % C::S);
+      }
+      __syncthreads();  // the epilogue tile reuses the stages
+    } else {
+      // Two stages, one barrier per stage. Stage i+1's reads are in flight (in registers)
+      // while stage i multiplies; buffer i+1 was last read in iteration i-1, before its
+      // closing barrier.
+      load_stage(0, it);
+      cp_async_commit();
+      store_stage(0);
       cp_async_wait_all();
       __syncthreads();
+      for (int i = 0; i < iters; ++i) {
+        const int cur = i & 1;
+        const bool more = i + 1 < iters;
+        if (more) {
+          advance(it);
+          load_stage(cur ^ 1, it);
+          cp_async_commit();
+        }
+        compute_stage(cur);
+        if (more) store_stage(cur ^ 1);
+        cp_async_wait_all();
+        __syncthreads();
+      }
     }
   }
 
   // ---- epilogue: accumulators (+ bias) -> smem tile -> coalesced global writes.
-  float* ct = reinterpret_cast<float*>(pipe);
-  const T* bias = static_cast<const T*>(a.bias);
-  const int gi = lane / 4, ti = lane % 4;
-#pragma unroll
-  for (int j = 0; j < NTL; ++j) {
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-      const int cl = wn * C::TN + j * 8 + 2 * ti + c;  // column within the tile
-      const int col = n0 + cl;
-      const float bv =
-          (bias != nullptr && col < a.cout_g) ? to_float(bias[int64_t(g) * a.cout_g + col]) : 0.f;
-#pragma unroll
-      for (int i = 0; i < MT; ++i) {
-        const int rl = wm * C::TM + i * 16 + gi;
-        ct[rl * C::kEpiStride + cl] = acc[i][j][c] + bv;
-        ct[(rl + 8) * C::kEpiStride + cl] = acc[i][j][2 + c] + bv;
-      }
-    }
-  }
-  __syncthreads();
-
-  T* __restrict__ y = static_cast<T*>(a.y);
-  const int rows_left = static_cast<int>(M - m0 < BM ? M - m0 : BM);
-  const int cols_left = a.cout_g - n0 < BN ? a.cout_g - n0 : BN;
-  if (a.y_cfast) {  // channels_last: consecutive threads write consecutive channels
-#pragma unroll 4
-    for (int i = tid; i < BM * BN; i += NT) {
-      const int r = i / BN, cl = i % BN;
-      if (r < rows_left && cl < cols_left) {
-        y[rows[r].yoff + int64_t(n0 + cl) * a.ys[1]] = from_float<T>(ct[r * C::kEpiStride + cl]);
-      }
-    }
-  } else {  // NCDHW: consecutive threads write consecutive qw (output stride s_w apart)
-#pragma unroll 4
-    for (int i = tid; i < BM * BN; i += NT) {
-      const int r = i % BM, cl = i / BM;
-      if (r < rows_left && cl < cols_left) {
-        y[rows[r].yoff + int64_t(n0 + cl) * a.ys[1]] = from_float<T>(ct[r * C::kEpiStride + cl]);
-      }
-    }
-  }
+  static_assert(sizeof(RowInfo) == 32, "store_tile walks yoff 4 int64 apart");
+  store_tile<C, T>(acc, reinterpret_cast<float*>(pipe), &rows[0].yoff, 4, a, g, n0, wm, wn);
 #endif
 }
 

@@ -37,12 +37,14 @@ struct FwdArgs {
   int n = 0, cin_g = 0, cout_g = 0, cin_pad = 0;
   int phases = 0, m_tiles = 0, n_tiles = 0;  // grid = n_tiles * phases * m_tiles * groups
   int y_cfast = 0;     // 1: y's channels are unit-stride (channels_last)
+  int y_vec = 0;       // 1: and 16-byte stores of channels are aligned (set at launch)
   int xs1_bytes = 0;   // channel stride in bytes for the scalar loader; (KRUN-1)x fits in int32
   // Halo path only (halo_kernel.cuh): output box per CTA (bqd, bqh, bqw; product = BM) and the
   // dynamic shared memory the host sized for the largest halo box over the phases. m_tiles is
   // then N x boxes of phase 0 (the phase with the most outputs on every axis).
   int box[3] = {};
   int smem_bytes = 0;
+  int tap_cap = 0;  // entries of the kernel's tap table: max taps of a phase, rounded up to 4
 };
 
 inline int64_t gcd64(int64_t a, int64_t b) {

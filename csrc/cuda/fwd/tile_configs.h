@@ -21,9 +21,14 @@ inline constexpr TileConfig kTileConfigs[] = {
     // bn,  bm, warps_m, warps_n        warp tile   accumulators/thread
     {16, 256, 8, 1},                 // 32 x 16     16
     {32, 256, 8, 1},                 // 32 x 32     32
-    {64, 128, 4, 2},                 // 32 x 32     32
+    {64, 256, 4, 2},                 // 64 x 32     64
     {128, 128, 4, 2},                // 32 x 64     64
 };
+
+// Pipeline stages of the v1 kernel with the channel-fast loader (A and B both by cp.async, so
+// stages - 1 stages are in flight while one multiplies). The scalar loader stages A through
+// registers and keeps two stages.
+constexpr int kIgemmStages = 4;
 
 constexpr TileConfig tile_config(int bn) {
   for (const auto& c : kTileConfigs) {
@@ -32,8 +37,24 @@ constexpr TileConfig tile_config(int bn) {
   return TileConfig{0, 0, 0, 0};
 }
 
-// 3xTF32 keeps split A and B fragments live; its 32 x 64 warp tile (BN 128) spills at 128
-// registers, so it stops at BN 64 and wide layers take several N tiles.
+// 3xTF32 keeps split A and B fragments live: its 64 x 32 warp tile (BN 64 above) spilled 92 B
+// at 128 registers, so it keeps 32 x 32 warp tiles there.
+inline constexpr TileConfig kTf32x3Tiles[] = {
+    {64, 128, 4, 2},                 // 32 x 32     32
+};
+
+// The v1 tile of (mode, BN).
+constexpr TileConfig igemm_tile(Mode m, int bn) {
+  if (m == Mode::kTf32x3) {
+    for (const auto& c : kTf32x3Tiles) {
+      if (c.bn == bn) return c;
+    }
+  }
+  return tile_config(bn);
+}
+
+// 3xTF32's 32 x 64 warp tile (BN 128) spills at 128 registers, so it stops at BN 64 and wide
+// layers take several N tiles.
 constexpr int max_bn(Mode m) { return m == Mode::kTf32x3 ? 64 : 128; }
 
 // Smallest configured BN covering Cout/groups; wider layers take several N tiles of max_bn.
@@ -47,13 +68,34 @@ inline int pick_bn(long long cout_g, Mode m) {
   return best;
 }
 
-// ---- v2 "halo tile" path (halo_kernel.cuh). It reuses the BN -> (BM, warp grid) rows above for
-// BN 16 / 32 / 64 (wider layers take several N tiles of 64). A CTA's BM rows are a box of
-// bqd x bqh x bqw output positions of one phase and one sample; the host picks the box per call
-// from kHaloBoxes (pick_halo_box in forward_cuda.cpp: fewest estimated issue slots, smem cap).
-// bqw is a multiple of 8, so the 8 rows of every ldmatrix phase are 8 consecutive box positions
-// (distinct banks with 80-byte rows, for any tap shift).
+// ---- v2 "halo tile" path (halo_kernel.cuh). Its own tile rows: A comes from a box that is
+// loaded once per channel chunk, so the warp tile, not the loader, bounds the MMA rate; wide
+// warp tiles cut the ldmatrix bytes per MMA (64 x 32 reads 6 x 512 B per 16 MMAs, 32 x 32
+// 4 x 512 B per 8). A CTA's BM rows are a box of bqd x bqh x bqw output positions of one phase
+// and one sample; the host picks the box per call from kHaloBoxes (pick_halo_box in
+// forward_cuda.cpp: fewest estimated issue slots, smem cap). bqw is a multiple of 8, so the 8
+// rows of every ldmatrix phase are 8 consecutive box positions (distinct banks with 80-byte
+// rows, for any tap shift).
+inline constexpr TileConfig kHaloTiles[] = {
+    // bn,  bm, warps_m, warps_n        warp tile   accumulators/thread
+    {16, 256, 8, 1},                 // 32 x 16     16
+    {32, 256, 8, 1},                 // 32 x 32     32
+    {64, 256, 4, 2},                 // 64 x 32     64
+};
 constexpr int kHaloMaxBn = 64;
+
+constexpr TileConfig halo_tile(int bn) {
+  for (const auto& c : kHaloTiles) {
+    if (c.bn == bn) return c;
+  }
+  return TileConfig{0, 0, 0, 0};
+}
+
+// The weight streams through kHaloStages cp.async stages of halo_taps_per_stage(BN) taps each,
+// so about (stages - 1) x taps-per-stage taps of B are in flight while one stage multiplies
+// (the L2 latency is several taps' worth of MMAs), with one barrier per stage.
+constexpr int kHaloStages = 4;
+constexpr int halo_taps_per_stage(int bn) { return bn <= 32 ? 4 : 2; }
 
 struct HaloBox {
   int bm, bqd, bqh, bqw;
@@ -66,8 +108,8 @@ inline constexpr HaloBox kHaloBoxes[] = {
     {128, 4, 4, 8},  {128, 1, 16, 8},
 };
 
-// 3xTF32's BN 64 halo kernel spilled (32 B) at 128 registers with the cp.async loader, so
-// strict fp32 stops at BN 32 there (wider layers take more N tiles).
+// 3xTF32 keeps split A and B fragments live; its BN 64 halo tile spilled, so strict fp32 stops
+// at BN 32 there (wider layers take more N tiles).
 constexpr int halo_max_bn(Mode m) { return m == Mode::kTf32x3 ? 32 : kHaloMaxBn; }
 
 // Smallest of BN 16 / 32 / 64 covering Cout/groups, else the mode's widest.
@@ -78,9 +120,8 @@ inline int pick_bn_halo(long long cout_g, Mode m) {
   return halo_max_bn(m);
 }
 
-// Dynamic shared memory of a halo CTA whose halo box has `halo_pos` positions: the y-offset row
-// table, two B (weight) stages, the halo box [pos][64 B + 16 B pad]; the epilogue tile
-// [BM][BN+1] fp32 reuses the B and halo bytes.
+// Upper bound the host puts on a halo CTA's dynamic shared memory (the device's opt-in limit
+// also applies).
 constexpr int kHaloSmemCap = 200 * 1024;
 
 constexpr int kBkBytes = 64;     // K extent of one pipeline stage, in bytes
@@ -88,10 +129,14 @@ constexpr int kChunkBytes = 16;  // one ldmatrix row / one vector load
 constexpr int kChunks = kBkBytes / kChunkBytes;
 constexpr int kRowBytes = kBkBytes + 16;  // +16 B pad: 8 rows of an ldmatrix hit distinct banks
 
-constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos) {
-  const long long main = 2LL * bn * kRowBytes + halo_pos * kRowBytes;
+// Dynamic shared memory of a halo CTA: the y-offset row table, the tap table (tap_cap entries:
+// box offset and weight tap, 4 B each), the B stages, and the halo box [pos][64 B + 16 B pad];
+// the epilogue tile [BM][BN+1] fp32 reuses the B and box bytes.
+constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long long tap_cap) {
+  const long long main = 1LL * kHaloStages * halo_taps_per_stage(bn) * bn * kRowBytes +
+                         halo_pos * kRowBytes;
   const long long epi = 4LL * bm * (bn + 1);
-  return 8LL * bm + (main > epi ? main : epi);
+  return 8LL * bm + 8LL * tap_cap + (main > epi ? main : epi);
 }
 
 }  // namespace fwd

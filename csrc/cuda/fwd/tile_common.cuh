@@ -1,0 +1,235 @@
+// Pieces both forward kernels (igemm_kernel.cuh, halo_kernel.cuh) share: element traits, the
+// warp's MMA work on one 64-byte K stage held in shared memory, and the epilogue that moves the
+// accumulators through shared memory to y. The kernels differ only in how A reaches shared
+// memory (a gathered stage per tap, or a halo box) and how they pipeline it.
+#pragma once
+
+#include "mma.cuh"
+#include "mode.h"
+#include "phases.h"
+#include "tile_configs.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace convt3d {
+namespace fwd {
+
+template <Mode M>
+struct ModeTraits {
+  using T = float;
+};
+template <>
+struct ModeTraits<Mode::kBf16> {
+  using T = __nv_bfloat16;
+};
+template <>
+struct ModeTraits<Mode::kFp16> {
+  using T = __half;
+};
+
+// Raw bits of one element (16-bit types travel as ushort, fp32 as uint).
+template <typename T>
+__device__ __forceinline__ uint32_t ld_bits(const T* p) {
+  if constexpr (sizeof(T) == 2) {
+    return __ldg(reinterpret_cast<const unsigned short*>(p));
+  } else {
+    return __float_as_uint(__ldg(reinterpret_cast<const float*>(p)));
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ float to_float(T v) {
+  if constexpr (sizeof(T) == 4) {
+    return v;
+  } else if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(v);
+  } else {
+    return __bfloat162float(v);
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T from_float(float v) {
+  if constexpr (sizeof(T) == 4) {
+    return v;
+  } else if constexpr (std::is_same_v<T, __half>) {
+    return __float2half_rn(v);
+  } else {
+    return __float2bfloat16_rn(v);
+  }
+}
+
+// 3xTF32 split x = big + small, both rounded to nearest TF32. The tensor core ignores the low
+// 13 mantissa bits of a TF32 operand (nvcc 13 compiles cvt.rna.tf32 for sm_90 to "+0x1000"
+// without masking, as CUTLASS's round_half_ulp_truncate does), so rounding is one integer add;
+// big is masked because x - big must be exact. A NaN still propagates through small.
+__device__ __forceinline__ void split_tf32(uint32_t x, uint32_t& big, uint32_t& small) {
+  big = (x + 0x1000u) & 0xffffe000u;
+  small = __float_as_uint(__uint_as_float(x) - __uint_as_float(big)) + 0x1000u;
+}
+
+// One warp multiplies one 64-byte K stage: acc[MT][NTL] (m16 x n8 fragments) += A x B^T.
+// a_addr[i]: this lane's ldmatrix row address of m16 fragment i at K byte 0 (lanes 0-15 rows
+// 0-15 of the first 16-byte chunk, lanes 16-31 the same rows of the second -> a0..a3 of
+// m16n8k16, and of m16n8k8 on fp32 data). b_addr: this lane's B row address, B stored [n][k]
+// (lanes 0-7 n 0-7 chunk 0, 8-15 n 0-7 chunk 1, 16-23 n 8-15 chunk 0, 24-31 n 8-15 chunk 1 ->
+// {b0, b1} of two adjacent n8 tiles). Rows are kRowBytes apart. ROUND_A: TF32 A still needs
+// rounding (the weight is rounded by the repack).
+template <Mode MODE, int MT, int NTL, bool ROUND_A>
+__device__ __forceinline__ void warp_mma_stage(float (&acc)[MT][NTL][4],
+                                               const uint32_t (&a_addr)[MT], uint32_t b_addr) {
+  static_assert(NTL % 2 == 0, "B fragments are loaded two n8 tiles at a time");
+#pragma unroll
+  for (int ks = 0; ks < kChunks / 2; ++ks) {  // 32 bytes of K per MMA
+    uint32_t af[MT][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i) ldmatrix_x4(af[i], a_addr[i] + ks * 32);
+    uint32_t as[MT][4];  // small parts (3xTF32 only)
+    if constexpr (MODE == Mode::kTf32 && ROUND_A) {
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) af[i][c] = tf32_rna(__uint_as_float(af[i][c]));
+    } else if constexpr (MODE == Mode::kTf32x3) {
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) split_tf32(af[i][c], af[i][c], as[i][c]);
+    }
+    // B fragments two n8 tiles at a time, so only four B registers are live.
+#pragma unroll
+    for (int jp = 0; jp < NTL / 2; ++jp) {
+      uint32_t r[4];
+      ldmatrix_x4(r, b_addr + jp * 16 * kRowBytes + ks * 32);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int j = 2 * jp + h;
+        uint32_t bf[2] = {r[2 * h], r[2 * h + 1]};
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+          if constexpr (MODE == Mode::kBf16) {
+            mma_bf16_16816(acc[i][j], af[i], bf);
+          } else if constexpr (MODE == Mode::kFp16) {
+            mma_f16_16816(acc[i][j], af[i], bf);
+          } else if constexpr (MODE == Mode::kTf32) {
+            mma_tf32_1688(acc[i][j], af[i], bf);
+          }
+        }
+        if constexpr (MODE == Mode::kTf32x3) {
+          // a*b ~= a_small*b_big + a_big*b_small + a_big*b_big, small terms first, into a fresh
+          // partial that is then added with an IEEE (round-to-nearest) FADD. The tensor core
+          // accumulates with truncation; chaining it over all of K biases long sums (~3e-5 at
+          // K = 3000 in a model of it), while this two-level sum stays ~3e-7.
+          uint32_t bb[2], bs[2];
+          split_tf32(bf[0], bb[0], bs[0]);
+          split_tf32(bf[1], bb[1], bs[1]);
+#pragma unroll
+          for (int i = 0; i < MT; ++i) {
+            float part[4] = {0.f, 0.f, 0.f, 0.f};
+            mma_tf32_1688(part, as[i], bb);
+            mma_tf32_1688(part, af[i], bs);
+            mma_tf32_1688(part, af[i], bb);
+#pragma unroll
+            for (int c = 0; c < 4; ++c) acc[i][j][c] += part[c];
+          }
+        }
+      }
+    }
+  }
+}
+
+template <int MT, int NTL>
+__device__ __forceinline__ void zero_acc(float (&acc)[MT][NTL][4]) {
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NTL; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.f;
+}
+
+// Epilogue: accumulators (+ bias) -> fp32 tile ct [BM][BN+1] in shared memory (odd stride:
+// conflict-free along rows and columns) -> y. Row r of the tile goes to y offset
+// yoff[r * yoff_stride] (negative: not stored); columns are output channels n0.. of group g.
+// Channels_last y: consecutive threads write consecutive channels; otherwise consecutive rows
+// (consecutive qw). The caller has finished every read of the shared bytes under ct.
+template <class C, typename T>
+__device__ __forceinline__ void store_tile(const float (&acc)[C::MT][C::NTL][4], float* ct,
+                                           const int64_t* yoff, int yoff_stride,
+                                           const FwdArgs& a, int g, int n0, int wm, int wn) {
+  constexpr int BM = C::BM, BN = C::kBn, NT = C::NT, S = BN + 1;
+  const int tid = threadIdx.x, lane = tid % 32;
+  const T* bias = static_cast<const T*>(a.bias);
+  const int gi = lane / 4, ti = lane % 4;
+#pragma unroll
+  for (int j = 0; j < C::NTL; ++j) {
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const int cl = wn * C::TN + j * 8 + 2 * ti + c;  // column within the tile
+      const int col = n0 + cl;
+      const float bv =
+          (bias != nullptr && col < a.cout_g) ? to_float(bias[int64_t(g) * a.cout_g + col]) : 0.f;
+#pragma unroll
+      for (int i = 0; i < C::MT; ++i) {
+        const int rl = wm * C::TM + i * 16 + gi;
+        ct[rl * S + cl] = acc[i][j][c] + bv;
+        ct[(rl + 8) * S + cl] = acc[i][j][2 + c] + bv;
+      }
+    }
+  }
+  __syncthreads();
+
+  T* __restrict__ y = static_cast<T*>(a.y);
+  const int cols_left = a.cout_g - n0 < BN ? a.cout_g - n0 : BN;
+  const int64_t cstride = a.ys[1];
+  constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte store
+  if (a.y_vec) {
+    // Channels_last, aligned (host checked): one 16-byte store per V channels of a row;
+    // cols_left is then a multiple of V.
+#pragma unroll 2
+    for (int i = tid; i < BM * (BN / V); i += NT) {
+      const int r = i / (BN / V), cl = (i % (BN / V)) * V;
+      const int64_t yo = yoff[r * yoff_stride];
+      if (yo >= 0 && cl < cols_left) {
+        const float* src = ct + r * S + cl;
+        uint4 v;
+        if constexpr (sizeof(T) == 4) {
+          v = make_uint4(__float_as_uint(src[0]), __float_as_uint(src[1]),
+                         __float_as_uint(src[2]), __float_as_uint(src[3]));
+        } else {
+          uint32_t w[4];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const T lo = from_float<T>(src[2 * e]), hi = from_float<T>(src[2 * e + 1]);
+            w[e] = uint32_t(*reinterpret_cast<const unsigned short*>(&lo)) |
+                   (uint32_t(*reinterpret_cast<const unsigned short*>(&hi)) << 16);
+          }
+          v = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+        *reinterpret_cast<uint4*>(y + yo + n0 + cl) = v;
+      }
+    }
+  } else if (a.y_cfast) {
+#pragma unroll 4
+    for (int i = tid; i < BM * BN; i += NT) {
+      const int r = i / BN, cl = i % BN;
+      const int64_t yo = yoff[r * yoff_stride];
+      if (yo >= 0 && cl < cols_left) y[yo + int64_t(n0 + cl) * cstride] = from_float<T>(ct[r * S + cl]);
+    }
+  } else {
+#pragma unroll 4
+    for (int i = tid; i < BM * BN; i += NT) {
+      const int r = i % BM, cl = i / BM;
+      const int64_t yo = yoff[r * yoff_stride];
+      if (yo >= 0 && cl < cols_left) y[yo + int64_t(n0 + cl) * cstride] = from_float<T>(ct[r * S + cl]);
+    }
+  }
+}
+
+}  // namespace fwd
+}  // namespace convt3d

@@ -1,0 +1,63 @@
+"""A/B timing of the two fast forward kernels on suite cases: v1 (CONVT3D_HALO=0), v2 halo
+(CONVT3D_HALO=1) and the automatic choice, in one process (the switch is read per call).
+Median of CUDA-event timings after warm-up; no cuDNN, no error check (the bench does both).
+
+    python scripts/halo_ab.py --cases 6,11,12 --dtypes bf16,tf32 --layouts ncdhw,ndhwc
+"""
+import argparse
+import os
+
+import torch
+
+import inductor_convt3d  # noqa: F401  (loads the ops)
+from inductor_convt3d.bench.suite import get_cases
+
+DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def median_ms(fn, warmup=3, iters=15):
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(iters):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e))
+    return sorted(ts)[len(ts) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9,10,11,12")
+    ap.add_argument("--dtypes", default="bf16,tf32")
+    ap.add_argument("--layouts", default="ncdhw,ndhwc")
+    args = ap.parse_args()
+    op = torch.ops.convt3d.conv_transpose3d
+    print(f"{'case':>4} {'prec':>5} {'layout':>6} {'v1 ms':>9} {'halo ms':>9} {'auto':>6}  auto path")
+    for c in get_cases([int(v) for v in args.cases.split(",")]):
+        for prec in args.dtypes.split(","):
+            torch.backends.cudnn.allow_tf32 = prec == "tf32"
+            dt = DTYPES[prec]
+            x = torch.randn(c.input_shape, device="cuda", dtype=dt)
+            w = torch.randn(c.weight_shape, device="cuda", dtype=dt)
+            b = torch.randn(c.Cout, device="cuda", dtype=dt) if c.bias else None
+            a = c.conv_args()
+            for layout in args.layouts.split(","):
+                xl = x.contiguous(memory_format=torch.channels_last_3d) if layout == "ndhwc" else x
+                call = (xl, w, b, list(a["stride"]), list(a["padding"]), list(a["output_padding"]),
+                        list(a["dilation"]), a["groups"])
+                res = {}
+                for env in ("0", "1", "auto"):
+                    os.environ["CONVT3D_HALO"] = env
+                    res[env] = median_ms(lambda: op(*call))
+                path = torch.ops.convt3d._forward_path(xl, w, *call[3:])
+                pick = "halo" if path.startswith("halo") else "v1"
+                print(f"{c.id:>4} {prec:>5} {layout:>6} {res['0']:>9.4f} {res['1']:>9.4f} {pick:>6}  {path}")
+                os.environ.pop("CONVT3D_HALO")
+
+
+if __name__ == "__main__":
+    main()

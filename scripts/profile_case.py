@@ -1,0 +1,54 @@
+"""Run one suite case through our forward a few times, for a profiler to look at.
+
+    ncu --clock-control none -k regex:fwd python scripts/profile_case.py 3 bf16 ndhwc
+    python scripts/profile_case.py 11 tf32 ncdhw --iters 20      # plain timing, one line
+
+precision: tf32 (fp32, TF32 allowed), fp32 (TF32 disallowed), bf16, fp16. layout: ncdhw or ndhwc.
+Prints the kernel path (convt3d::_forward_path) and the median CUDA-event time.
+"""
+import argparse
+
+import torch
+
+import inductor_convt3d  # noqa: F401  (loads the ops)
+from inductor_convt3d.bench.suite import get_cases
+
+DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", type=int)
+    ap.add_argument("precision", choices=sorted(DTYPES))
+    ap.add_argument("layout", choices=["ncdhw", "ndhwc"])
+    ap.add_argument("--iters", type=int, default=3)
+    args = ap.parse_args()
+    torch.backends.cudnn.allow_tf32 = args.precision == "tf32"
+    c = get_cases([args.case])[0]
+    g = torch.Generator(device="cuda").manual_seed(0)
+    dt = DTYPES[args.precision]
+    x = torch.randn(c.input_shape, device="cuda", dtype=dt, generator=g)
+    w = torch.randn(c.weight_shape, device="cuda", dtype=dt, generator=g)
+    b = torch.randn(c.Cout, device="cuda", dtype=dt, generator=g) if c.bias else None
+    if args.layout == "ndhwc":
+        x = x.contiguous(memory_format=torch.channels_last_3d)
+    a = c.conv_args()
+    op = torch.ops.convt3d.conv_transpose3d
+    args_ = (x, w, b, list(a["stride"]), list(a["padding"]), list(a["output_padding"]),
+             list(a["dilation"]), a["groups"])
+    path = torch.ops.convt3d._forward_path(x, w, list(a["stride"]), list(a["padding"]),
+                                           list(a["output_padding"]), list(a["dilation"]), a["groups"])
+    times = []
+    for _ in range(args.iters):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        op(*args_)
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    times.sort()
+    print(f"case {c.id} {args.precision} {args.layout} path={path} median {times[len(times) // 2]:.4f} ms")
+
+
+if __name__ == "__main__":
+    main()

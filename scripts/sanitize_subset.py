@@ -17,6 +17,8 @@ CASES = [  # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilati
     (1, 8, 8, (3, 3, 4), (3, 3, 3), (2, 2, 2), (0, 0, 0), (1, 1, 1), (2, 2, 2), 2),
     # halo with several channel chunks (box reloads under the B pipeline) and two N tiles
     (1, 48, 72, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
+    # halo BN 48 (per-copy B mapping) with a column tail
+    (1, 24, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
     # v1 with several K stages: the multistage cp.async pipeline when channels_last
     (2, 48, 40, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1),
 ]

@@ -140,7 +140,7 @@ def uses_halo(spec, bn, mode):
 
 
 def expected_path(x, spec, mode):
-    """The kernel forward_cuda should pick: v2 halo (BN 16/32/64, 32 for strict fp32) when
+    """The kernel forward_cuda should pick: v2 halo (BN 16/32/48/64, at most 32 for strict fp32) when
     uses_halo, else v1 igemm (BN from Cout/groups); the 16-byte channel loader exactly when
     channels are unit-stride, whole 16-byte chunks and 16-byte aligned."""
     _, cin, cout, _, _, _, _, _, _, g, _ = spec
@@ -149,7 +149,7 @@ def expected_path(x, spec, mode):
             and all(x.stride(i) % chunk == 0 for i in (0, 2, 3, 4) if x.size(i) > 1))
     loader = "kvec" if kvec else "mfast"
     hmax = 32 if mode == "3xtf32" else 64
-    hbn = next((c for c in (16, 32, 64) if c == hmax or cout // g <= c), hmax)
+    hbn = next((c for c in (16, 32, 48, 64) if c == hmax or cout // g <= c), hmax)
     if uses_halo(spec, hbn, mode):
         return f"halo_{mode}_bn{hbn}_{loader}"
     max_bn = 64 if mode == "3xtf32" else 128
@@ -253,7 +253,7 @@ def test_channels_and_groups(cin_g, cout_g, groups, layout, precision):
     run(spec, precision, layout)
 
 
-# ---- M tails (v1: BM = 256 for BN 16/32/64, 128 for BN 128 and 3xTF32's BN 64) ----------------------------------
+# ---- M tails (v1 BM: 256 for BN 16/32/64, 128 for BN 128 and for 3xTF32's BN 64) ---
 
 M_SIZES = [
     (1, (1, 1, 1)),      # M = 1
@@ -267,7 +267,7 @@ M_SIZES = [
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
-@pytest.mark.parametrize("cout", [16, 32, 64, 128])
+@pytest.mark.parametrize("cout", [16, 32, 48, 64, 128])
 @pytest.mark.parametrize("n,size", M_SIZES)
 @pytest.mark.parametrize("kernel", ["igemm", "halo"])
 def test_m_tails(kernel, n, size, cout, precision, monkeypatch):
@@ -558,7 +558,8 @@ def test_halo_path_names():
     cases = [  # (dtype, tf32, Cout, expected)
         (torch.bfloat16, True, 8, "halo_bf16_bn16_mfast"),
         (torch.float16, True, 17, "halo_fp16_bn32_mfast"),
-        (torch.float32, True, 48, "halo_tf32_bn64_mfast"),
+        (torch.float32, True, 48, "halo_tf32_bn48_mfast"),
+        (torch.bfloat16, True, 49, "halo_bf16_bn64_mfast"),
         (torch.float32, True, 100, "halo_tf32_bn64_mfast"),
         (torch.float32, False, 48, "halo_3xtf32_bn32_mfast"),
         (torch.float32, False, 16, "halo_3xtf32_bn16_mfast"),

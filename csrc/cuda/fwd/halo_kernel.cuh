@@ -44,7 +44,7 @@ struct HaloCfg {
   static constexpr int S = kHaloStages, TB = halo_taps_per_stage(BN);
   static constexpr int kTapB = BN * kRowBytes;       // one tap's B rows
   static constexpr int kStageB = TB * kTapB;
-  static constexpr int PB = TB * BN * kChunks / NT;  // B copies per thread per stage
+  static constexpr int PB = (TB * BN * kChunks + NT - 1) / NT;  // B copies per thread per stage
   static constexpr int kYoffBytes = BM * 8;
   static constexpr int kBatch = 4;  // halo chunks per thread in flight (scalar loader)
 };
@@ -246,23 +246,38 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC>::NT,
   };
 
   // B of one stage: taps t0 .. t0+TB-1 (those < taps), columns n0.., channels ci0.. -> buffer
-  // buf, tap-major [TB][BN][64 B]. A tap's rows are R = BN x 4 chunks and NT is a multiple of
-  // R, so each thread keeps one (column, chunk) for all taps: its offset and column test are
-  // computed once, and a copy costs a tap-table read and an add. Does not commit.
+  // buf, tap-major [TB][BN][64 B]; a tap's rows are R = BN x 4 chunks. When NT is a multiple
+  // of R (BN 16/32/64) each thread keeps one (column, chunk) for all its taps, so its offset and
+  // column test are computed once and a copy costs a tap-table read and an add. Otherwise
+  // (BN 48) each of the thread's PB copies has its own precomputed (tap, column, chunk).
+  // Does not commit.
   constexpr int R = BN * kChunks;
-  static_assert(NT % R == 0 && C::PB * (NT / R) == TB, "B mapping");
-  const int b_nn = (tid % R) / kChunks, b_kc = tid % kChunks;
-  const bool b_col_ok = n0 + b_nn < a.cout_g;
-  const int b_off_g = (n0 + b_nn) * a.cin_pad + b_kc * KRUN;  // < one group's weight
-  const uint32_t b_dst = sb_addr + (tid / R) * C::kTapB + b_nn * kRowBytes + b_kc * kChunkBytes;
-  auto load_b = [&](int buf, int ci0, int t0) {
-    const bool ok = b_col_ok & (ci0 + b_kc * KRUN < a.cin_g);
+  constexpr bool kUniformB = NT % R == 0;
+  constexpr int PB = C::PB;
+  int b_tt[PB], b_kc[PB], b_off_g[PB];  // tap within the stage, chunk, offset in a tap
+  bool b_col_ok[PB];
+  uint32_t b_dst[PB];
 #pragma unroll
-    for (int j = 0; j < C::PB; ++j) {
-      const int t = t0 + tid / R + j * (NT / R);
+  for (int j = 0; j < PB; ++j) {
+    const int idx = tid + j * NT;
+    const int e = idx % R, nn = e / kChunks;
+    b_kc[j] = e % kChunks;
+    b_tt[j] = idx < TB * R ? idx / R : TB + taps;  // past every tap: never copied
+    b_col_ok[j] = n0 + nn < a.cout_g;
+    b_off_g[j] = (n0 + nn) * a.cin_pad + b_kc[j] * KRUN;  // < one group's weight
+    b_dst[j] = sb_addr + b_tt[j] * C::kTapB + nn * kRowBytes + b_kc[j] * kChunkBytes;
+    if (kUniformB) break;  // j > 0 differs only by whole taps (NT / R of them)
+  }
+  auto load_b = [&](int buf, int ci0, int t0) {
+#pragma unroll
+    for (int j = 0; j < PB; ++j) {
+      const int jj = kUniformB ? 0 : j;  // the precomputed slot
+      const int t = t0 + b_tt[jj] + (kUniformB ? j * (NT / R) : 0);
+      const bool ok = b_col_ok[jj] & (ci0 + b_kc[jj] * KRUN < a.cin_g);
       if (t < taps) {
-        const T* src = ok ? wg + (tap_w[t] + b_off_g + ci0) : wg;
-        cp_async_16(b_dst + buf * C::kStageB + j * (NT / R) * C::kTapB, src, ok ? 16 : 0);
+        const T* src = ok ? wg + (tap_w[t] + b_off_g[jj] + ci0) : wg;
+        cp_async_16(b_dst[jj] + buf * C::kStageB + (kUniformB ? j * (NT / R) * C::kTapB : 0),
+                    src, ok ? 16 : 0);
       }
     }
   };

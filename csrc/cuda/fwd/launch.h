@@ -20,12 +20,12 @@ namespace fwd {
 template <Mode MODE, int BN, bool KVEC>
 cudaError_t launch_igemm(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 
-// v2 halo-tile kernel (halo_kernel.cuh), BN in {16, 32, 64}; a.box and a.smem_bytes set by the
+// v2 halo-tile kernel (halo_kernel.cuh), BN in {16, 32, 48, 64}; a.box and a.smem_bytes set by the
 // host. Instantiated in inst_halo_*.cu.
 template <Mode MODE, int BN, bool KVEC>
 cudaError_t launch_halo(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 
-#define CONVT3D_FWD_FOR_EACH_HALO_BN(X, MODE) X(MODE, 16) X(MODE, 32) X(MODE, 64)
+#define CONVT3D_FWD_FOR_EACH_HALO_BN(X, MODE) X(MODE, 16) X(MODE, 32) X(MODE, 48) X(MODE, 64)
 
 #define CONVT3D_FWD_INSTANTIATE_HALO_BN(MODE, BN)                                          \
   template cudaError_t launch_halo<MODE, BN, false>(const FwdArgs&, int64_t, cudaStream_t); \

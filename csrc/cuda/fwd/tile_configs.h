@@ -80,6 +80,7 @@ inline constexpr TileConfig kHaloTiles[] = {
     // bn,  bm, warps_m, warps_n        warp tile   accumulators/thread
     {16, 256, 8, 1},                 // 32 x 16     16
     {32, 256, 8, 1},                 // 32 x 32     32
+    {48, 256, 8, 1},                 // 32 x 48     48   (Cout/g 33-48: BN 64 would pad 25 %+)
     {64, 256, 4, 2},                 // 64 x 32     64
 };
 constexpr int kHaloMaxBn = 64;
@@ -112,9 +113,9 @@ inline constexpr HaloBox kHaloBoxes[] = {
 // at BN 32 there (wider layers take more N tiles).
 constexpr int halo_max_bn(Mode m) { return m == Mode::kTf32x3 ? 32 : kHaloMaxBn; }
 
-// Smallest of BN 16 / 32 / 64 covering Cout/groups, else the mode's widest.
+// Smallest of BN 16 / 32 / 48 / 64 covering Cout/groups, else the mode's widest.
 inline int pick_bn_halo(long long cout_g, Mode m) {
-  for (int bn : {16, 32, 64}) {
+  for (int bn : {16, 32, 48, 64}) {
     if (bn == halo_max_bn(m) || cout_g <= bn) return bn;
   }
   return halo_max_bn(m);

@@ -59,32 +59,24 @@ struct FastPlan {
   std::string name = "reference";
 };
 
-// The 16-byte channel-fast loader needs unit channel stride, whole 16-byte chunks per group and
-// 16-byte aligned offsets everywhere (strides of size-1 dims never multiply a nonzero index).
-bool channel_vector_ok(const ConvT3dParams& p, const at::Tensor& x, int chunk) {
-  if (p.x_st[1] != 1 || p.Cin_g % chunk != 0) return false;
-  if (reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 != 0) return false;
+// 16-byte chunks of a tensor's channels are legal when its channel stride is 1, each group's
+// `c_g` channels are whole chunks, and the data pointer and every other stride of a non-size-1
+// dim are chunk-aligned (strides of size-1 dims never multiply a nonzero index). For x this
+// selects the channel-fast loader, for y the 16-byte epilogue stores.
+bool channel_vector_ok(const at::Tensor& t, const std::array<int64_t, 5>& st, int64_t c_g,
+                       int chunk) {
+  if (st[1] != 1 || c_g % chunk != 0) return false;
+  if (reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 != 0) return false;
   for (int d : {0, 2, 3, 4}) {
-    if (x.size(d) > 1 && p.x_st[d] % chunk != 0) return false;
+    if (t.size(d) > 1 && st[d] % chunk != 0) return false;
   }
   return true;
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The epilogue may store 16 bytes of channels at once when y's channels are unit-stride, every
-// group's channel block starts and ends on a 16-byte boundary, and so does every position.
-bool y_vector_ok(const ConvT3dParams& p, const at::Tensor& y, int chunk) {
-  if (p.y_st[1] != 1 || p.Cout_g % chunk != 0) return false;
-  if (reinterpret_cast<uintptr_t>(y.const_data_ptr()) % 16 != 0) return false;
-  for (int d : {0, 2, 3, 4}) {
-    if (y.size(d) > 1 && p.y_st[d] % chunk != 0) return false;
-  }
-  return true;
-}
-
 // Switches a fast plan to the halo kernel when the taps per phase make x reuse pay and a box
-// fits: picks BN (16/32/64) and the box of kHaloBoxes with the fewest estimated issue slots,
+// fits: picks BN (16/32/48/64) and the box of kHaloBoxes with the fewest estimated issue slots,
 // sum over phases of boxes x (BM x taps [MMA work] + 4 x halo positions [load work] + BM
 // [epilogue]); per-chunk factors are common to all boxes and dropped.
 void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
@@ -238,7 +230,7 @@ FastPlan plan_forward(const ConvT3dParams& p, const at::Tensor& x) {
   a.phases = static_cast<int>(phases);
   f.blocks = n_tiles * phases * m_tiles * p.groups;
 
-  f.kvec = channel_vector_ok(p, x, chunk);
+  f.kvec = channel_vector_ok(x, p.x_st, p.Cin_g, chunk);
   if (!f.kvec) {
     // The scalar loader steps between channels with 32-bit byte offsets. One channel never
     // steps; a channel stride beyond ~2^31 / (8 * 2) bytes (e.g. NCDHW with 640^3 fp32 per
@@ -279,7 +271,7 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   a.wp = wp.const_data_ptr();
   a.bias = bias.defined() ? bias.const_data_ptr() : nullptr;
   a.y = y.mutable_data_ptr();
-  a.y_vec = y_vector_ok(p, y, fwd::chunk_elems(f.mode)) ? 1 : 0;
+  a.y_vec = channel_vector_ok(y, p.y_st, p.Cout_g, fwd::chunk_elems(f.mode)) ? 1 : 0;
   if (f.halo) {
     C10_CUDA_CHECK(fwd::halo_forward(f.mode, f.bn, f.kvec, a, f.blocks, stream));
   } else {

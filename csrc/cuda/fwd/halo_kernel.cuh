@@ -27,17 +27,15 @@
 namespace convt3d {
 namespace fwd {
 
+template <int BN>
+using HaloGrid = WarpGrid<BN, halo_tile(BN).bm, halo_tile(BN).warps_m, halo_tile(BN).warps_n>;
+
 template <Mode MODE, int BN, bool KVEC>
-struct HaloCfg {
+struct HaloCfg : HaloGrid<BN> {
+  static_assert(halo_tile(BN).bn == BN && BN <= kHaloMaxBn, "halo BN must be a kHaloTiles row");
+  using HaloGrid<BN>::BM;
+  using HaloGrid<BN>::NT;
   using T = typename ModeTraits<MODE>::T;
-  static constexpr TileConfig tc = halo_tile(BN);
-  static_assert(tc.bn == BN && BN <= kHaloMaxBn, "halo BN must be a kHaloTiles row");
-  static constexpr int kBn = BN, BM = tc.bm, WM = tc.warps_m, WN = tc.warps_n;
-  static constexpr int NT = 32 * WM * WN;
-  static constexpr int kMinBlocks = 512 / NT;
-  static constexpr int TM = BM / WM, TN = BN / WN;
-  static constexpr int MT = TM / 16, NTL = TN / 8;
-  static_assert(TM % 16 == 0 && TN % 16 == 0, "warp tile must be a multiple of 16 x 16");
   static constexpr int kElem = sizeof(T);
   static constexpr int KRUN = kChunkBytes / kElem;
   static constexpr int BK = kBkBytes / kElem;

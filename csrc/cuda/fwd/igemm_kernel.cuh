@@ -21,18 +21,16 @@
 namespace convt3d {
 namespace fwd {
 
+template <Mode MODE, int BN>
+using IgemmGrid = WarpGrid<BN, igemm_tile(MODE, BN).bm, igemm_tile(MODE, BN).warps_m,
+                           igemm_tile(MODE, BN).warps_n>;
+
 template <Mode MODE, int BN, bool KVEC>
-struct IgemmCfg {
+struct IgemmCfg : IgemmGrid<MODE, BN> {
+  static_assert(igemm_tile(MODE, BN).bn == BN, "BN missing from kTileConfigs");
+  using IgemmGrid<MODE, BN>::BM;
+  using IgemmGrid<MODE, BN>::NT;
   using T = typename ModeTraits<MODE>::T;
-  static constexpr TileConfig tc = igemm_tile(MODE, BN);
-  static_assert(tc.bn == BN, "BN missing from kTileConfigs");
-  static constexpr int kBn = BN, BM = tc.bm, WM = tc.warps_m, WN = tc.warps_n;
-  static constexpr int NT = 32 * WM * WN;      // threads
-  // At least 16 warps per SM (<= 128 registers per thread) to cover load latency.
-  static constexpr int kMinBlocks = 512 / NT;
-  static constexpr int TM = BM / WM, TN = BN / WN;  // warp tile
-  static constexpr int MT = TM / 16, NTL = TN / 8;  // m16 and n8 fragments per warp
-  static_assert(TM % 16 == 0 && TN % 16 == 0, "warp tile must be a multiple of 16 x 16");
   static constexpr int kElem = sizeof(T);
   static constexpr int KRUN = kChunkBytes / kElem;  // elements per 16-byte chunk
   static constexpr int BK = kBkBytes / kElem;       // elements per stage

@@ -19,6 +19,19 @@
 namespace convt3d {
 namespace fwd {
 
+// The warp grid of a tile config, shared by both kernels' config structs: BM x BN tile,
+// WM x WN warps of TM x TN, i.e. MT m16 and NTL n8 fragments per warp.
+template <int BN, int BM_, int WM_, int WN_>
+struct WarpGrid {
+  static constexpr int kBn = BN, BM = BM_, WM = WM_, WN = WN_;
+  static constexpr int NT = 32 * WM * WN;  // threads
+  // At least 16 warps per SM (<= 128 registers per thread) to cover load latency.
+  static constexpr int kMinBlocks = 512 / NT;
+  static constexpr int TM = BM / WM, TN = BN / WN;  // warp tile
+  static constexpr int MT = TM / 16, NTL = TN / 8;  // m16 and n8 fragments per warp
+  static_assert(TM % 16 == 0 && TN % 16 == 0, "warp tile must be a multiple of 16 x 16");
+};
+
 template <Mode M>
 struct ModeTraits {
   using T = float;

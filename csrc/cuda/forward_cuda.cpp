@@ -83,12 +83,14 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int env = halo_env();
   if (env == 0) return;
   const fwd::AxisPlan* ax = f.args.ax;
-  int64_t taps_sum = 0, nonempty = 0;
+  // max_taps sizes the kernel's tap table: every phase's taps, whether or not it has outputs.
+  int64_t taps_sum = 0, nonempty = 0, max_taps = 0;
   for (int rd = 0; rd < p.stride[0]; ++rd)
     for (int rh = 0; rh < p.stride[1]; ++rh)
       for (int rw = 0; rw < p.stride[2]; ++rw) {
         const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
         const int64_t q = int64_t(ax[0].q[rd]) * ax[1].q[rh] * ax[2].q[rw];
+        max_taps = std::max(max_taps, t);
         if (t > 0 && q > 0) {
           taps_sum += t;
           ++nonempty;
@@ -115,11 +117,6 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   auto span = [](const fwd::AxisPlan& a, int r) {
     return a.ntap[r] > 0 ? int64_t(a.ntap[r] - 1) * a.cstep : 0;
   };
-  int64_t max_taps = 0;
-  for (int rd = 0; rd < p.stride[0]; ++rd)
-    for (int rh = 0; rh < p.stride[1]; ++rh)
-      for (int rw = 0; rw < p.stride[2]; ++rw)
-        max_taps = std::max<int64_t>(max_taps, int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw]);
   const int64_t tap_cap = (max_taps + 3) / 4 * 4;
   const auto* prop = at::cuda::getDeviceProperties(x.get_device());
   const int64_t cap = std::min<int64_t>(fwd::kHaloSmemCap, prop->sharedMemPerBlockOptin);

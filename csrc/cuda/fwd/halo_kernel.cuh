@@ -70,16 +70,10 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC>::NT,
 
   const int tid = threadIdx.x;
 
-  // ---- which tile: n tile fastest, then phase, then box (sample-major), then group.
-  int64_t b = blockIdx.x;
-  const int nt = static_cast<int>(b % a.n_tiles);
-  b /= a.n_tiles;
-  const int ph = static_cast<int>(b % a.phases);
-  b /= a.phases;
-  const int mt = static_cast<int>(b % a.m_tiles);
-  const int g = static_cast<int>(b / a.m_tiles);
+  // ---- which tile (tile_coord); the m tile is a box, sample-major.
+  const TileCoord tc = tile_coord(a);
+  const int nt = tc.nt, mt = tc.mt, g = tc.g, rd = tc.rd, rh = tc.rh, rw = tc.rw;
   const int sw = a.ax[2].stride, sh_ = a.ax[1].stride, sd_ = a.ax[0].stride;
-  const int rw = ph % sw, rh = (ph / sw) % sh_, rd = ph / (sw * sh_);
   const int Qd = a.ax[0].q[rd], Qh = a.ax[1].q[rh], Qw = a.ax[2].q[rw];
   const int bqd = a.box[0], bqh = a.box[1], bqw = a.box[2];
   const int tD = (Qd + bqd - 1) / bqd, tH = (Qh + bqh - 1) / bqh, tW = (Qw + bqw - 1) / bqw;
@@ -351,14 +345,15 @@ cudaError_t launch_halo(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   if constexpr (BN > halo_max_bn(MODE)) {
     return cudaErrorInvalidValue;  // not a configuration of this mode; no kernel compiled
   } else {
-  auto kernel = halo_fwd_kernel<MODE, BN, KVEC>;
-  if (a.smem_bytes > 48 * 1024) {
-    const cudaError_t e =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, a.smem_bytes);
-    if (e != cudaSuccess) return e;
-  }
-  kernel<<<static_cast<unsigned>(blocks), HaloCfg<MODE, BN, KVEC>::NT, a.smem_bytes, stream>>>(a);
-  return cudaGetLastError();
+    auto kernel = halo_fwd_kernel<MODE, BN, KVEC>;
+    if (a.smem_bytes > 48 * 1024) {
+      const cudaError_t e =
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, a.smem_bytes);
+      if (e != cudaSuccess) return e;
+    }
+    kernel<<<static_cast<unsigned>(blocks), HaloCfg<MODE, BN, KVEC>::NT, a.smem_bytes, stream>>>(
+        a);
+    return cudaGetLastError();
   }
 }
 

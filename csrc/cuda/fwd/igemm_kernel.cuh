@@ -79,17 +79,10 @@ __global__ void __launch_bounds__(IgemmCfg<MODE, BN, KVEC>::NT,
 
   const int tid = threadIdx.x;
 
-  // ---- which tile: n tile fastest, then phase (so the phases of one region run together and
-  // share x in L2, and their interleaved y writes merge in L2), then m tile, then group.
-  int64_t b = blockIdx.x;
-  const int nt = static_cast<int>(b % a.n_tiles);
-  b /= a.n_tiles;
-  const int ph = static_cast<int>(b % a.phases);
-  b /= a.phases;
-  const int mt = static_cast<int>(b % a.m_tiles);
-  const int g = static_cast<int>(b / a.m_tiles);
+  // ---- which tile (tile_coord).
+  const TileCoord tc = tile_coord(a);
+  const int nt = tc.nt, mt = tc.mt, g = tc.g, rd = tc.rd, rh = tc.rh, rw = tc.rw;
   const int sw = a.ax[2].stride, sh = a.ax[1].stride;
-  const int rw = ph % sw, rh = (ph / sw) % sh, rd = ph / (sw * sh);
   const int Qd = a.ax[0].q[rd], Qh = a.ax[1].q[rh], Qw = a.ax[2].q[rw];
   const int64_t M = int64_t(a.n) * Qd * Qh * Qw;
   const int64_t m0 = int64_t(mt) * BM;

@@ -156,6 +156,29 @@ __device__ __forceinline__ void warp_mma_stage(float (&acc)[MT][NTL][4],
   }
 }
 
+// The tile of this CTA. The grid is 1-D over (n tile, phase, m tile, group), n tile fastest
+// and then phase, so the phases of one region run together: they share x in L2, and their
+// interleaved y writes merge in L2. (rd, rh, rw) is the phase's residue per axis.
+struct TileCoord {
+  int nt, mt, g, rd, rh, rw;
+};
+
+__device__ __forceinline__ TileCoord tile_coord(const FwdArgs& a) {
+  int64_t b = blockIdx.x;
+  TileCoord c;
+  c.nt = static_cast<int>(b % a.n_tiles);
+  b /= a.n_tiles;
+  const int ph = static_cast<int>(b % a.phases);
+  b /= a.phases;
+  c.mt = static_cast<int>(b % a.m_tiles);
+  c.g = static_cast<int>(b / a.m_tiles);
+  const int sw = a.ax[2].stride, sh = a.ax[1].stride;
+  c.rw = ph % sw;
+  c.rh = (ph / sw) % sh;
+  c.rd = ph / (sw * sh);
+  return c;
+}
+
 template <int MT, int NTL>
 __device__ __forceinline__ void zero_acc(float (&acc)[MT][NTL][4]) {
 #pragma unroll

@@ -30,12 +30,16 @@ inline constexpr TileConfig kTileConfigs[] = {
 // registers and keeps two stages.
 constexpr int kIgemmStages = 4;
 
-constexpr TileConfig tile_config(int bn) {
-  for (const auto& c : kTileConfigs) {
+// The row of `table` with this BN, or all zeros (callers static_assert on .bn).
+template <int N>
+constexpr TileConfig find_tile(const TileConfig (&table)[N], int bn) {
+  for (const auto& c : table) {
     if (c.bn == bn) return c;
   }
   return TileConfig{0, 0, 0, 0};
 }
+
+constexpr TileConfig tile_config(int bn) { return find_tile(kTileConfigs, bn); }
 
 // 3xTF32 keeps split A and B fragments live: its 64 x 32 warp tile (BN 64 above) spilled 92 B
 // at 128 registers, so it keeps 32 x 32 warp tiles there.
@@ -45,12 +49,8 @@ inline constexpr TileConfig kTf32x3Tiles[] = {
 
 // The v1 tile of (mode, BN).
 constexpr TileConfig igemm_tile(Mode m, int bn) {
-  if (m == Mode::kTf32x3) {
-    for (const auto& c : kTf32x3Tiles) {
-      if (c.bn == bn) return c;
-    }
-  }
-  return tile_config(bn);
+  const TileConfig own = find_tile(kTf32x3Tiles, bn);
+  return m == Mode::kTf32x3 && own.bn == bn ? own : tile_config(bn);
 }
 
 // 3xTF32's 32 x 64 warp tile (BN 128) spills at 128 registers, so it stops at BN 64 and wide
@@ -85,12 +85,7 @@ inline constexpr TileConfig kHaloTiles[] = {
 };
 constexpr int kHaloMaxBn = 64;
 
-constexpr TileConfig halo_tile(int bn) {
-  for (const auto& c : kHaloTiles) {
-    if (c.bn == bn) return c;
-  }
-  return TileConfig{0, 0, 0, 0};
-}
+constexpr TileConfig halo_tile(int bn) { return find_tile(kHaloTiles, bn); }
 
 // The weight streams through kHaloStages cp.async stages of halo_taps_per_stage(BN) taps each,
 // so about (stages - 1) x taps-per-stage taps of B are in flight while one stage multiplies

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One GPU-machine call: build, then the stages named in STAGES (default "tests"), then a short
 # summary table last. Logs go to $OUT (the device tool brings them back).
-#   STAGES=tests,sanitize,bench  PYTEST_ARGS="tests/test_ops_*.py"  BENCH_ARGS="--cases 1,2"
+#   STAGES=tests,sanitize,ab,bench  PYTEST_ARGS="tests/test_ops_*.py"  BENCH_ARGS="--cases 1,2"
+#   AB_ARGS="--cases 6,7 --dtypes bf16"   (ab: scripts/halo_ab.py, kernel A/B timings)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
@@ -44,6 +45,15 @@ if [[ ",$STAGES," == *",sanitize,"* ]]; then
     tail -3 "$OUT/sanitize_$tool.log"
     summary+=("compute-sanitizer $tool: rc=$rc in $(( $(date +%s) - t0 )) s")
   done
+fi
+
+if [[ ",$STAGES," == *",ab,"* ]]; then
+  t0=$(date +%s)
+  # shellcheck disable=SC2086
+  python3 scripts/halo_ab.py ${AB_ARGS:-} >"$OUT/ab.log" 2>&1
+  rc=$?
+  cat "$OUT/ab.log"
+  summary+=("ab: rc=$rc in $(( $(date +%s) - t0 )) s")
 fi
 
 if [[ ",$STAGES," == *",bench,"* ]]; then

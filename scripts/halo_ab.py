@@ -1,6 +1,8 @@
-"""A/B timing of the two fast forward kernels on suite cases: v1 (CONVT3D_HALO=0), v2 halo
-(CONVT3D_HALO=1) and the automatic choice, in one process (the switch is read per call).
+"""A/B timing of the fast forward kernels on suite cases: v1 (CONVT3D_HALO=0), per-phase halo
+(=1), fused halo (=2), the automatic choice, and for grouped layers the automatic choice with
+densified groups off (CONVT3D_DENSE=0), in one process (both switches are read per call).
 Median of CUDA-event timings after warm-up; no cuDNN, no error check (the bench does both).
+A kernel that does not fit a case falls back to the automatic choice, so read the path.
 
     python scripts/halo_ab.py --cases 6,11,12 --dtypes bf16,tf32 --layouts ncdhw,ndhwc
 """
@@ -36,7 +38,8 @@ def main():
     ap.add_argument("--layouts", default="ncdhw,ndhwc")
     args = ap.parse_args()
     op = torch.ops.convt3d.conv_transpose3d
-    print(f"{'case':>4} {'prec':>5} {'layout':>6} {'v1 ms':>9} {'halo ms':>9} {'auto':>6}  auto path")
+    print(f"{'case':>4} {'prec':>5} {'layout':>6} {'v1 ms':>9} {'halo ms':>9} {'fused ms':>9} "
+          f"{'auto ms':>9} {'nodense':>9}  auto path")
     for c in get_cases([int(v) for v in args.cases.split(",")]):
         for prec in args.dtypes.split(","):
             torch.backends.cudnn.allow_tf32 = prec == "tf32"
@@ -50,12 +53,15 @@ def main():
                 call = (xl, w, b, list(a["stride"]), list(a["padding"]), list(a["output_padding"]),
                         list(a["dilation"]), a["groups"])
                 res = {}
-                for env in ("0", "1", "auto"):
-                    os.environ["CONVT3D_HALO"] = env
-                    res[env] = median_ms(lambda: op(*call))
+                for env in ("0", "1", "2", "auto", "nodense"):
+                    os.environ["CONVT3D_HALO"] = env if env not in ("auto", "nodense") else ""
+                    os.environ["CONVT3D_DENSE"] = "0" if env == "nodense" else ""
+                    res[env] = median_ms(lambda: op(*call)) if env != "nodense" or c.groups > 1 else float("nan")
+                os.environ["CONVT3D_HALO"] = os.environ["CONVT3D_DENSE"] = ""
                 path = torch.ops.convt3d._forward_path(xl, w, *call[3:])
-                pick = "halo" if path.startswith("halo") else "v1"
-                print(f"{c.id:>4} {prec:>5} {layout:>6} {res['0']:>9.4f} {res['1']:>9.4f} {pick:>6}  {path}")
+                print(f"{c.id:>4} {prec:>5} {layout:>6} {res['0']:>9.4f} {res['1']:>9.4f} {res['2']:>9.4f} "
+                      f"{res['auto']:>9.4f} {res['nodense']:>9.4f}  {path}")
+                os.environ.pop("CONVT3D_DENSE")
                 os.environ.pop("CONVT3D_HALO")
 
 

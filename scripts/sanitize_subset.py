@@ -1,7 +1,8 @@
 """A small, representative run of every CUDA kernel for compute-sanitizer (memcheck, racecheck):
-each fast-path dtype, both layouts, M/channel tails, empty phases, grouped, and the reference
-kernels for all four ops. Sizes are tiny: the sanitizers slow kernels down 10-100x.
+each fast-path dtype, both layouts, M/channel tails, empty phases, grouped and densified groups,
+v1, per-phase and fused halo kernels, and the reference kernels for all four ops. Sizes are tiny: the sanitizers slow kernels down 10-100x.
 Exits non-zero if any result is wrong, so a clean sanitizer run also means correct output."""
+import os
 import sys
 
 import torch
@@ -10,17 +11,23 @@ import torch.nn.functional as F
 import inductor_convt3d  # noqa: F401
 
 ops = torch.ops.convt3d
-CASES = [  # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups
+CASES = [  # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, HALO]
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
+    # densified groups, fused halo with union boxes
     (1, 32, 24, (4, 5, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4),
     (2, 17, 5, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1),
+    # dilated: v1 with empty phases
     (1, 8, 8, (3, 3, 4), (3, 3, 3), (2, 2, 2), (0, 0, 0), (1, 1, 1), (2, 2, 2), 2),
+    # fused with several resident channel chunks, output_padding rows, BN 48
+    (1, 72, 40, (3, 4, 9), (4, 4, 4), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),
+    # v1 forced on a strided layer: the path auto mode now sends to the fused kernel
+    (1, 32, 24, (4, 5, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4, "0"),
     # halo with several channel chunks (box reloads under the B pipeline) and two N tiles
     (1, 48, 72, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
     # halo BN 48 (per-copy B mapping) with a column tail
     (1, 24, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
     # v1 with several K stages: the multistage cp.async pipeline when channels_last
-    (2, 48, 40, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1),
+    (2, 48, 40, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, "0"),
 ]
 
 
@@ -31,7 +38,8 @@ def main():
         torch.backends.cudnn.allow_tf32 = tf32
         bound = {torch.bfloat16: 5e-3, torch.float16: 5e-3, torch.float64: 1e-12}.get(
             dtype, 5e-4 if tf32 else 1e-6)
-        for (N, ci, co, size, k, s, p, op, d, g) in CASES:
+        for (N, ci, co, size, k, s, p, op, d, g, *halo) in CASES:
+            os.environ["CONVT3D_HALO"] = halo[0] if halo else ""
             for cl in (False, True):
                 x = torch.randn(N, ci, *size, device="cuda", dtype=dtype)
                 if cl:

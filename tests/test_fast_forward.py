@@ -94,14 +94,16 @@ def geometry_args(spec):
 
 
 def axis_taps(size, k, s, p, op, d):
-    """Per phase r of one axis: (number of outputs, number of taps, q-space span - 1)."""
+    """Per phase r of one axis: (number of outputs, number of taps, q-space span - 1, input
+    offset c0 of the first tap)."""
     out = (size - 1) * s - 2 * p + d * (k - 1) + op + 1
     res = []
     for r in range(s):
         taps = [t for t in range(k) if (r + p - t * d) % s == 0]
         q = (out - r + s - 1) // s if r < out else 0
         step = d // math.gcd(s, d)
-        res.append((q, len(taps), (len(taps) - 1) * step if taps else 0))
+        c0 = (r + p - taps[0] * d) // s if taps else 0
+        res.append((q, len(taps), (len(taps) - 1) * step if taps else 0, c0))
     return res
 
 
@@ -111,54 +113,106 @@ HALO_BOXES = {256: [(2, 8, 16), (1, 16, 16), (4, 4, 16), (1, 8, 32), (2, 4, 32),
                     (1, 16, 8)]}
 
 
-def uses_halo(spec, bn, mode):
-    """Mirror of plan_halo (forward_cuda.cpp). Auto mode: the v2 halo kernel runs when the
-    non-empty phases have on average >= 8 taps, every dilation is 1, strict fp32 has
-    Cout/groups <= 32, and some box fits 200 KB of shared memory. CONVT3D_HALO=1 (forced)
-    keeps only the last condition."""
-    _, _, cout, size, k, s, p, op, d, g, _ = spec
+def bk_elems(mode):
+    return 32 if mode in ("bf16", "fp16") else 16
+
+
+def dense_groups(spec, mode):
+    """Mirror of densify (forward_cuda.cpp): groups > 1 with Cin, Cout <= 64 run as one
+    block-diagonal dense layer when that pads to no more MMA work (Cin to 64-byte chunks, Cout
+    to 16)."""
+    _, cin, cout, _, _, _, _, _, _, g, _ = spec
+    if os.environ.get("CONVT3D_DENSE") == "0" or g == 1 or cin > 64 or cout > 64:
+        return False
+    up = lambda v, m: -(-v // m) * m  # noqa: E731
+    bke = bk_elems(mode)
+    return up(cin, bke) * up(cout, 16) <= g * up(cin // g, bke) * up(cout // g, 16)
+
+
+def halo_smem(bn, pos, tap_cap, deep_chunks, bm=256):
+    """halo_smem_bytes (tile_configs.h)."""
+    tb = 4 if bn <= 32 else 2  # halo_taps_per_stage
+    stages = 4 * tb * bn * 80
+    if deep_chunks:
+        return 12 * bm + 8 * tap_cap + stages + pos * deep_chunks * 80
+    return 8 * bm + 8 * tap_cap + max(stages + pos * 80, 4 * bm * (bn + 1))
+
+
+def halo_kind(spec, bn, mode, kvec):
+    """Mirror of plan_halo (forward_cuda.cpp): "fused", "halo" or None (v1). CONVT3D_HALO unset:
+    the fused kernel (all phases per CTA) for strided layers without dilation, except strict
+    fp32 with Cout/groups > 32, when its box of all channel chunks fits 200 KB and it pays:
+    16-bit with the channel-fast loader (kvec) or >= 256 products per output (Cin/g x taps /
+    phases), fp32 with kvec, at most two channel chunks and < 8 taps per phase; else the
+    per-phase halo kernel when the non-empty phases have on average >= 8 taps, every dilation
+    is 1, strict fp32 has Cout/groups <= 32, and a box fits. CONVT3D_HALO=1 keeps only the
+    per-phase fit; =2 tries fused first wherever it fits; =0 is v1."""
+    _, cin, cout, size, k, s, p, op, d, g, _ = spec
+    env = os.environ.get("CONVT3D_HALO")
+    if env == "0":
+        return None
     axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
     taps = [a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2]
             if a[0] * b[0] * c[0] > 0 and a[1] * b[1] * c[1] > 0]
     if not taps:
-        return False
-    if os.environ.get("CONVT3D_HALO") != "1":
-        if sum(taps) < 8 * len(taps) or any(v != 1 for v in d):
-            return False
-        if mode == "3xtf32" and cout // g > 32:
-            return False
-    bm = 256  # every kHaloTiles row
-    tap_cap = -(-max(a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2]) // 4) * 4
-    tb = 4 if bn <= 32 else 2  # halo_taps_per_stage
-    for box in HALO_BOXES[bm]:
+        return None
+    auto = env not in ("1", "2")
+    dilated = any(v != 1 for v in d)
+    wide_3x = mode == "3xtf32" and cout // g > 32
+    few_taps = sum(taps) < 8 * len(taps)
+    chunks = -(-(cin // g) // bk_elems(mode))
+    if mode in ("bf16", "fp16"):
+        fused_pays = kvec or (cin // g) * math.prod(k) // math.prod(s) >= 256
+    else:
+        fused_pays = kvec and chunks <= 2 and few_taps
+    tap_cap = -(-max(a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2])
+                // 4) * 4
+    if env == "2" or (auto and math.prod(s) > 1 and not dilated and not wide_3x and fused_pays):
+        ext = []
+        for ax in axes:
+            phases = [(c0 - span, c0) for _, nt, span, c0 in ax if nt > 0]
+            ext.append(max(h for _, h in phases) - min(lo for lo, _ in phases))
+        kvol_cap = -(-math.prod(k) // 4) * 4  # the fused tap table holds every phase's taps
+        for box in HALO_BOXES[256]:
+            pos = math.prod(box[i] + ext[i] for i in range(3))
+            if halo_smem(bn, pos, kvol_cap, chunks) <= 200 * 1024:
+                return "fused"
+    if auto and (few_taps or dilated or wide_3x):
+        return None
+    for box in HALO_BOXES[256]:  # bm of every kHaloTiles row
         pos = max((box[0] + a[2]) * (box[1] + b[2]) * (box[2] + c[2])
                   for a in axes[0] for b in axes[1] for c in axes[2])
-        main = 4 * tb * bn * 80 + pos * 80  # kHaloStages B stages + the box
-        if 8 * bm + 8 * tap_cap + max(main, 4 * bm * (bn + 1)) <= 200 * 1024:
-            return True
-    return False
+        if halo_smem(bn, pos, tap_cap, 0) <= 200 * 1024:
+            return "halo"
+    return None
 
 
 def expected_path(x, spec, mode):
-    """The kernel forward_cuda should pick: v2 halo (BN 16/32/48/64, at most 32 for strict fp32) when
-    uses_halo, else v1 igemm (BN from Cout/groups); the 16-byte channel loader exactly when
-    channels are unit-stride, whole 16-byte chunks and 16-byte aligned."""
+    """The kernel forward_cuda should pick: groups densified per dense_groups ("_dense"); then
+    fused or per-phase halo (BN 16/32/48/64, at most 32 for strict fp32) per halo_kind, else v1
+    igemm (BN from Cout/groups); the 16-byte channel loader exactly when channels are
+    unit-stride, whole 16-byte chunks and 16-byte aligned."""
+    dense = dense_groups(spec, mode)
+    if dense:
+        spec = spec[:9] + (1,) + spec[10:]
     _, cin, cout, _, _, _, _, _, _, g, _ = spec
+    suffix = "_dense" if dense else ""
     chunk = 8 if mode in ("bf16", "fp16") else 4
     kvec = (x.stride(1) == 1 and (cin // g) % chunk == 0 and x.data_ptr() % 16 == 0
             and all(x.stride(i) % chunk == 0 for i in (0, 2, 3, 4) if x.size(i) > 1))
     loader = "kvec" if kvec else "mfast"
     hmax = 32 if mode == "3xtf32" else 64
     hbn = next((c for c in (16, 32, 48, 64) if c == hmax or cout // g <= c), hmax)
-    if uses_halo(spec, hbn, mode):
-        return f"halo_{mode}_bn{hbn}_{loader}"
+    kind = halo_kind(spec, hbn, mode, kvec)
+    if kind is not None:
+        return f"{kind}_{mode}_bn{hbn}_{loader}{suffix}"
     max_bn = 64 if mode == "3xtf32" else 128
     bn = max_bn
     for c in (16, 32, 64, 128):
         if c <= max_bn and cout // g <= c:
             bn = c
             break
-    return f"igemm_{mode}_bn{bn}_{loader}"
+    return f"igemm_{mode}_bn{bn}_{loader}{suffix}"
 
 
 # ---- checks ------------------------------------------------------------------------------
@@ -220,10 +274,19 @@ PHASE_CASES = [
 ]
 
 
+# CONVT3D_HALO value that forces each kernel (read per call): v1, the fused halo kernel.
+FORCE = {"igemm": "0", "fused": "2"}
+
+
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("case", range(len(PHASE_CASES)))
-def test_phase_patterns(case, precision):
-    run(PHASE_CASES[case], precision)
+@pytest.mark.parametrize("kernel", [None, "igemm", "fused"])
+def test_phase_patterns(kernel, case, precision, monkeypatch):
+    # Auto mode sends the undilated cases to the fused kernel and the dilated ones to v1; the
+    # forced variants run every pattern through both (fused: union boxes with empty phases).
+    if kernel is not None:
+        monkeypatch.setenv("CONVT3D_HALO", FORCE[kernel])
+    run(PHASE_CASES[case], precision, kernel=kernel)
 
 
 def test_empty_phases_write_exactly_bias():
@@ -294,18 +357,24 @@ LAYOUT_SPECS = [
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("case", range(len(LAYOUT_SPECS)))
-def test_layouts(case, layout, precision):
-    run(LAYOUT_SPECS[case], precision, layout)
+@pytest.mark.parametrize("kernel", [None, "igemm"])
+def test_layouts(kernel, case, layout, precision, monkeypatch):
+    # Auto: fused for these strided layers (case 1 with its 4 groups densified).
+    if kernel is not None:
+        monkeypatch.setenv("CONVT3D_HALO", FORCE[kernel])
+    run(LAYOUT_SPECS[case], precision, layout, kernel=kernel)
 
 
-def test_vector_loader_is_chosen_only_when_legal():
+@pytest.mark.parametrize("kernel", ["igemm", "fused"])
+def test_vector_loader_is_chosen_only_when_legal(kernel, monkeypatch):
+    monkeypatch.setenv("CONVT3D_HALO", FORCE[kernel])
     spec = LAYOUT_SPECS[0]  # Cin/groups = 16: whole 16-byte chunks in every precision
     for layout, loader in [("ncdhw", "mfast"), ("cl", "kvec"), ("sliced", "mfast"),
                            ("misaligned", "mfast"), ("cl_misaligned", "mfast"),
                            ("cl_narrow8", "kvec")]:
         (x, w, _), _ = make(spec, torch.bfloat16, layout)
         path = ops._forward_path(x, w, *geometry_args(spec))
-        assert path == f"igemm_bf16_bn32_{loader}", (layout, path)
+        assert path == f"{kernel}_bf16_bn32_{loader}", (layout, path)
 
 
 # ---- long reductions (K in the thousands) --------------------------------------------------
@@ -350,7 +419,8 @@ def path_of(x, w, spec, tf32=True):
         return ops._forward_path(x, w, *geometry_args(spec))
 
 
-def test_forward_path_names():
+def test_forward_path_names(monkeypatch):
+    monkeypatch.setenv("CONVT3D_HALO", "0")  # v1's names; the halo kernels' below
     spec = (1, 8, 8, (3, 3, 3), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
     cases = [  # (dtype, tf32, Cout, expected)
         (torch.bfloat16, True, 8, "igemm_bf16_bn16_mfast"),
@@ -573,8 +643,9 @@ def test_halo_path_names():
 
 
 def test_halo_env_switch():
-    """CONVT3D_HALO=0 keeps every call on v1, =1 takes the halo kernel wherever a box fits (here
-    a stride-2 kernel-3 layer that auto mode leaves on v1); both stay correct."""
+    """CONVT3D_HALO=0 keeps every call on v1, =1 takes the per-phase halo kernel wherever a box
+    fits (here also a stride-2 kernel-3 NCDHW layer that auto mode leaves on v1), =2 the fused
+    kernel (here also at stride 1, which auto mode leaves per phase); all stay correct."""
     code = textwrap.dedent("""
         import torch, torch.nn.functional as F
         import inductor_convt3d as ic
@@ -590,6 +661,7 @@ def test_halo_env_switch():
     for value, expected in [
             ("0", ["igemm_bf16_bn16_mfast", "True", "igemm_bf16_bn16_mfast", "True"]),
             ("1", ["halo_bf16_bn16_mfast", "True", "halo_bf16_bn16_mfast", "True"]),
+            ("2", ["fused_bf16_bn16_mfast", "True", "fused_bf16_bn16_mfast", "True"]),
             ("", ["halo_bf16_bn16_mfast", "True", "igemm_bf16_bn16_mfast", "True"])]:
         env = dict(os.environ, CONVT3D_HALO=value)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
@@ -599,23 +671,106 @@ def test_halo_env_switch():
 
 
 def test_halo_auto_rule(monkeypatch):
-    """Auto mode follows the measurements of 2026-11-22 (H200, then H100 with the pipelined
-    halo kernel): halo from 8 taps per phase on average (k4 s2 has 8: suite case 11), v1 below
-    (k3 s2: 3.4), with dilation, and for strict fp32 wider than the halo's 3xTF32 BN cap of 32."""
+    """Auto mode follows the measurements of 2026-11-22 (H200, then H100): strided layers
+    without dilation take the fused kernel when it pays (16-bit with channels_last x or >= 256
+    products per output; fp32 with channels_last x, <= 2 chunks, few taps) and its box fits;
+    otherwise the per-phase halo kernel from 8 taps per phase on average, v1 below that, with
+    dilation, and for strict fp32 wider than the halo's 3xTF32 BN cap of 32."""
     monkeypatch.delenv("CONVT3D_HALO", raising=False)
     base = (1, 8, 16, (3, 4, 5), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
     dilated = base[:8] + ((2, 2, 2),) + base[9:]
     wide = base[:2] + (48,) + base[3:]
     k4s2 = (1, 16, 16, (3, 4, 5), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
     k3s2 = (1, 16, 16, (3, 4, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, False)
-    for spec, dtype, tf32, prefix in [
-        (k4s2, torch.bfloat16, True, "halo_bf16"),
-        (k3s2, torch.bfloat16, True, "igemm_bf16"),
-        (base, torch.bfloat16, True, "halo_bf16"),
-        (dilated, torch.bfloat16, True, "igemm_bf16"),
-        (base, torch.float32, False, "halo_3xtf32"),
-        (wide, torch.float32, False, "igemm_3xtf32"),
-        (wide, torch.float32, True, "halo_tf32"),
+    k3s2_k324 = k3s2[:1] + (96,) + k3s2[2:]  # 96 x 27 / 8 = 324 products per output
+    k3s2_deep = k3s2[:1] + (1024,) + k3s2[2:]  # 64 fp32 chunks: the fused box does not fit
+    k4s2_deep = k4s2[:1] + (1024,) + k4s2[2:]  # 8 taps per phase: per-phase halo
+    k3s2_dil = k3s2[:8] + ((2, 2, 2),) + k3s2[9:]
+    k3s2_wide = k3s2[:2] + (48,) + k3s2[3:]
+    bf, f32 = torch.bfloat16, torch.float32
+    for spec, dtype, tf32, layout, mode, kind in [
+        (k4s2, bf, True, "cl", "bf16", "fused"),
+        (k4s2, bf, True, "ncdhw", "bf16", "halo"),  # 16 x 64 / 8 = 128 products: per phase
+        (k3s2, bf, True, "cl", "bf16", "fused"),
+        (k3s2, bf, True, "ncdhw", "bf16", "igemm"),
+        (k3s2_k324, bf, True, "ncdhw", "bf16", "fused"),
+        (k3s2, f32, False, "cl", "3xtf32", "fused"),
+        (k3s2, f32, True, "ncdhw", "tf32", "igemm"),
+        (k3s2_deep, f32, True, "cl", "tf32", "igemm"),
+        (k4s2_deep, f32, True, "cl", "tf32", "halo"),
+        (k3s2_dil, bf, True, "cl", "bf16", "igemm"),
+        (k3s2_wide, f32, False, "cl", "3xtf32", "igemm"),
+        (base, bf, True, "ncdhw", "bf16", "halo"),
+        (dilated, bf, True, "ncdhw", "bf16", "igemm"),
+        (base, f32, False, "ncdhw", "3xtf32", "halo"),
+        (wide, f32, False, "ncdhw", "3xtf32", "igemm"),
+        (wide, f32, True, "ncdhw", "tf32", "halo"),
     ]:
-        (x, w, _), _ = make(spec, dtype)
-        assert path_of(x, w, spec, tf32).startswith(prefix), (spec, dtype, tf32)
+        (x, w, _), _ = make(spec, dtype, layout)
+        path = path_of(x, w, spec, tf32)
+        assert path.startswith(f"{kind}_{mode}_"), (spec, layout, mode, path)
+        assert path == expected_path(x, spec, mode), path
+
+
+# ---- fused halo (all phases per CTA) and densified groups ---------------------------------
+
+FUSED_BOX_TAILS = [
+    (1, (1, 1, 1)),     # one input position: a box of mostly tail in every phase
+    (1, (3, 9, 17)),    # one past 8 / 16 in H and W
+    (2, (5, 3, 7)),     # D tail, two samples
+    (1, (1, 2, 40)),    # W longer than any box
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("cout", [16, 32, 48, 64])
+@pytest.mark.parametrize("n,size", FUSED_BOX_TAILS)
+def test_fused_box_tails(n, size, cout, precision, monkeypatch):
+    # output_padding 1: the last phase-0 row has no phase-1 partner, so boxes straddle phases
+    # with different Q. Forced, so strict fp32 wider than 32 (auto: v1) runs fused too.
+    monkeypatch.setenv("CONVT3D_HALO", FORCE["fused"])
+    spec = (n, 16, cout, size, (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True)
+    run(spec, precision, kernel="fused")
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+def test_fused_long_reduction(layout, precision, monkeypatch):
+    # Several channel chunks resident in the box at once: Cin 96 is three in bf16/fp16, Cin 64
+    # four in fp32 (a deeper fp32 box would not fit). Forced: auto mode keeps fp32 NCDHW on v1.
+    monkeypatch.setenv("CONVT3D_HALO", FORCE["fused"])
+    cin = 96 if precision[3] in ("bf16", "fp16") else 64
+    spec = (1, cin, 24, (3, 4, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True)
+    run(spec, precision, layout, kernel="fused")
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("dense", ["1", "0"])
+def test_dense_groups(dense, layout, precision, monkeypatch):
+    """Suite cases 5 and 7's grouping (4 groups of 8 -> 8) and a stride-1 one run densified
+    (block-diagonal weight, "_dense") unless CONVT3D_DENSE=0; both match fp64."""
+    monkeypatch.setenv("CONVT3D_DENSE", dense)
+    dtype, tf32, _, _ = precision
+    for spec in [
+        (2, 32, 32, (3, 4, 6), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4, True),
+        (1, 32, 32, (4, 5, 6), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 4, False),
+        (1, 12, 6, (4, 5, 6), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 3, True),
+    ]:
+        run(spec, precision, layout)
+        (x, w, _), _ = make(spec, dtype, layout)
+        assert path_of(x, w, spec, tf32).endswith("_dense") == (dense == "1")
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+def test_fused_bitwise_deterministic(layout, precision, monkeypatch):
+    monkeypatch.setenv("CONVT3D_HALO", FORCE["fused"])
+    spec = (2, 32, 48, (5, 6, 9), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True)
+    dtype, tf32, _, _ = precision
+    (x, w, b), _ = make(spec, dtype, layout)
+    with allow_tf32(tf32):
+        assert ops._forward_path(x, w, *geometry_args(spec)).startswith("fused_")
+        ys = [ic.conv_transpose3d(x, w, b, 2, 1, 1, 1, 1) for _ in range(3)]
+    for y in ys[1:]:
+        assert torch.equal(y, ys[0])

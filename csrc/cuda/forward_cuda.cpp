@@ -43,10 +43,12 @@ int halo_env() {
   const char* e = std::getenv("CONVT3D_HALO");
   if (e != nullptr && std::strcmp(e, "0") == 0) return 0;
   if (e != nullptr && std::strcmp(e, "1") == 0) return 1;
+  if (e != nullptr && std::strcmp(e, "2") == 0) return 2;
   return -1;  // auto
 }
 
 constexpr int64_t kHaloMinTaps = 8;
+constexpr int64_t kFusedMinK = 256;
 
 struct FastPlan {
   bool fast = false;
@@ -55,6 +57,8 @@ struct FastPlan {
   int bn = 0;
   bool kvec = false;
   int64_t blocks = 0;
+  int dense_g = 1;     // > 1: that many groups packed into one block-diagonal weight
+  ConvT3dParams p;     // the geometry planned for (densified groups merged)
   fwd::FwdArgs args;  // geometry; pointers are filled at launch
   std::string name = "reference";
 };
@@ -75,10 +79,117 @@ bool channel_vector_ok(const at::Tensor& t, const std::array<int64_t, 5>& st, in
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Switches a fast plan to the halo kernel when the taps per phase make x reuse pay and a box
-// fits: picks BN (16/32/48/64) and the box of kHaloBoxes with the fewest estimated issue slots,
-// sum over phases of boxes x (BM x taps [MMA work] + 4 x halo positions [load work] + BM
-// [epilogue]); per-chunk factors are common to all boxes and dropped.
+// The box of kHaloBoxes (rows bm) with the lowest cost(box, &smem) whose shared memory fits,
+// preferring boxes that leave room for two CTAs per SM (16 warps hide the box load of one
+// behind the MMAs of the other); a larger one is taken only when no such box fits. tiles0 is
+// N x boxes over phase 0's q grid, the grid's m extent.
+struct BoxChoice {
+  const fwd::HaloBox* box = nullptr;
+  int64_t smem = 0, tiles0 = 0;
+};
+
+template <class Cost>
+BoxChoice pick_box(int bm, const ConvT3dParams& p, const fwd::AxisPlan* ax, const at::Tensor& x,
+                   Cost cost) {
+  constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+  const auto* prop = at::cuda::getDeviceProperties(x.get_device());
+  const int64_t cap = std::min<int64_t>(fwd::kHaloSmemCap, prop->sharedMemPerBlockOptin);
+  const int64_t cap2 = int64_t(prop->sharedMemPerMultiprocessor) / 2 - 1024;
+  BoxChoice best;
+  double best_cost = 0;
+  for (int pass = 0; pass < 2 && best.box == nullptr; ++pass) {
+    const int64_t lim = pass == 0 ? std::min(cap, cap2) : cap;
+    for (const auto& box : fwd::kHaloBoxes) {
+      if (box.bm != bm) continue;
+      int64_t smem = 0;
+      const double c = cost(box, smem);
+      const int64_t tiles0 = p.N * ceil_div(ax[0].q[0], box.bqd) * ceil_div(ax[1].q[0], box.bqh) *
+                             ceil_div(ax[2].q[0], box.bqw);
+      if (smem > lim || tiles0 < 1 || tiles0 > kIntMax) continue;
+      if (best.box == nullptr || c < best_cost) {
+        best = BoxChoice{&box, smem, tiles0};
+        best_cost = c;
+      }
+    }
+  }
+  return best;
+}
+
+// Fills the plan for a halo kernel with box `b`: kind "halo" (per phase) or "fused".
+void use_box(FastPlan& f, const BoxChoice& b, int bn, int64_t tap_cap, int64_t n_tiles,
+             int64_t blocks, const char* kind) {
+  fwd::FwdArgs& a = f.args;
+  a.box[0] = b.box->bqd;
+  a.box[1] = b.box->bqh;
+  a.box[2] = b.box->bqw;
+  a.smem_bytes = static_cast<int>(b.smem);
+  a.tap_cap = static_cast<int>(tap_cap);
+  a.m_tiles = static_cast<int>(b.tiles0);
+  a.n_tiles = static_cast<int>(n_tiles);
+  f.blocks = blocks;
+  f.bn = bn;
+  f.halo = true;
+  f.name = std::string(kind) + "_" + fwd::mode_name(f.mode) + "_bn" + std::to_string(bn) +
+           (f.kvec ? "_kvec" : "_mfast");
+}
+
+// Fused halo (all phases of a q box in one CTA, fwd/halo_kernel.cuh): the box covers the union
+// of the phases' halos and holds every channel chunk, so x is read once per box instead of once
+// per phase, one B pipeline runs across the phases, and a CTA writes a contiguous output block.
+// Cost per box: chunks x (MMA rows over all taps + 4 x box positions) + an epilogue per phase.
+bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x) {
+  const fwd::AxisPlan* ax = f.args.ax;
+  int ulo[3], uext[3];
+  for (int i = 0; i < 3; ++i) {
+    int lo = 0, hi = 0;
+    bool any = false;
+    for (int r = 0; r < ax[i].stride; ++r) {
+      if (ax[i].ntap[r] == 0) continue;
+      const int l = ax[i].c0[r] - (ax[i].ntap[r] - 1) * ax[i].cstep;
+      lo = any ? std::min(lo, l) : l;
+      hi = any ? std::max(hi, ax[i].c0[r]) : ax[i].c0[r];
+      any = true;
+    }
+    if (!any) return false;  // every phase empty on this axis: bias only, v1 writes it
+    ulo[i] = lo;
+    uext[i] = hi - lo;
+  }
+  const int bm = fwd::halo_tile(bn).bm;
+  const int64_t chunks = ceil_div(p.Cin_g, fwd::bk_elems(f.mode));
+  const int64_t phases = p.stride[0] * p.stride[1] * p.stride[2];
+  // Every tap is in exactly one phase, and the tap table holds all phases' taps.
+  const int64_t kvol = p.k[0] * p.k[1] * p.k[2];
+  const int64_t tap_cap = (kvol + 3) / 4 * 4;
+  const double taps_all = double(kvol);
+  const BoxChoice best = pick_box(bm, p, ax, x, [&](const fwd::HaloBox& box, int64_t& smem) {
+    const int64_t pos = (box.bqd + uext[0]) * int64_t(box.bqh + uext[1]) * (box.bqw + uext[2]);
+    smem = fwd::halo_smem_bytes(bn, bm, pos, tap_cap, chunks);
+    const double tiles0 = double(p.N) * ceil_div(ax[0].q[0], box.bqd) *
+                          ceil_div(ax[1].q[0], box.bqh) * ceil_div(ax[2].q[0], box.bqw);
+    return tiles0 * (double(chunks) * (double(bm) * taps_all + 4.0 * pos) + double(phases) * bm);
+  });
+  if (best.box == nullptr) return false;
+  const int64_t n_tiles = ceil_div(p.Cout_g, bn);
+  if (double(n_tiles) * double(best.tiles0) * double(p.groups) >
+      double(std::numeric_limits<int32_t>::max())) {
+    return false;
+  }
+  use_box(f, best, bn, tap_cap, n_tiles, n_tiles * best.tiles0 * p.groups, "fused");
+  fwd::FwdArgs& a = f.args;
+  a.phases = 1;  // the kernel loops over the phases
+  a.fuse = 1;
+  for (int i = 0; i < 3; ++i) {
+    a.ulo[i] = ulo[i];
+    a.uext[i] = uext[i];
+  }
+  return true;
+}
+
+// Switches a fast plan to a halo kernel. Fused (plan_fused) takes strided layers without
+// dilation whenever its box fits; the per-phase halo kernel takes calls whose non-empty phases
+// have on average >= kHaloMinTaps taps. Per-phase: picks the box of kHaloBoxes with the fewest
+// estimated issue slots, sum over phases of boxes x (BM x taps [MMA work] + 4 x halo positions
+// [load work] + BM [epilogue]); per-chunk factors are common to all boxes and dropped.
 void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int env = halo_env();
   if (env == 0) return;
@@ -97,86 +208,82 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
         }
       }
   if (nonempty == 0) return;
-  if (env != 1) {
-    if (taps_sum < kHaloMinTaps * nonempty) return;
-    // Measured on an H200 (docs/performance.md, 2026-11-22): with dilation the halo kernel lost
-    // to v1 (suite case 8: 0.57-0.91x), and strict fp32 wider than the halo's 3xTF32 BN cap
-    // of 32 re-reads the box per extra N tile and lost too (case 2: 0.92x).
-    if (p.dil[0] != 1 || p.dil[1] != 1 || p.dil[2] != 1) return;
-    if (f.mode == fwd::Mode::kTf32x3 && p.Cout_g > 32) return;
-  }
-
   // The kernel's tap table holds int32 element offsets into one group's packed weight.
   constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
   if (double(p.k[0]) * double(p.k[1]) * double(p.k[2]) * double(p.Cout_g) *
           double(f.args.cin_pad) > double(kIntMax)) {
     return;
   }
+  const bool dilated = p.dil[0] != 1 || p.dil[1] != 1 || p.dil[2] != 1;
+  // Measured on an H200 (docs/performance.md, 2026-11-22): with dilation the halo kernel lost
+  // to v1 (suite case 8: 0.57-0.91x), and strict fp32 wider than the halo's 3xTF32 BN cap
+  // of 32 re-reads the box per extra N tile and lost too (case 2: 0.92x).
+  const bool wide_3x = f.mode == fwd::Mode::kTf32x3 && p.Cout_g > 32;
   const int bn = fwd::pick_bn_halo(p.Cout_g, f.mode);
+  const int64_t tap_cap = (max_taps + 3) / 4 * 4;
+  const int64_t phases = p.stride[0] * p.stride[1] * p.stride[2];
+  const bool few_taps = taps_sum < kHaloMinTaps * nonempty;
+  // Fused, measured on an H100 (scripts/halo_ab.py, 2026-11-22): it beat v1 and the per-phase
+  // kernel for bf16/fp16 with channels_last x on suite cases 5, 6, 7, 10 and 12, and in NCDHW
+  // where each output reduces over >= kFusedMinK products (cases 5, 12; at 108 and 64, cases
+  // 6/7 and 10, v1's staged NCDHW stores won). In fp32 (a box twice as deep) it won only with
+  // channels_last x of at most two chunks and few taps per phase (cases 6, 7).
+  const bool fp32 = f.mode == fwd::Mode::kTf32 || f.mode == fwd::Mode::kTf32x3;
+  const int64_t chunks = ceil_div(p.Cin_g, fwd::bk_elems(f.mode));
+  const int64_t k_per_out = p.Cin_g * p.k[0] * p.k[1] * p.k[2] / phases;
+  const bool fused_pays = fp32 ? f.kvec && chunks <= 2 && few_taps
+                               : f.kvec || k_per_out >= kFusedMinK;
+  if (env == 2 || (env == -1 && phases > 1 && !dilated && !wide_3x && fused_pays)) {
+    if (plan_fused(f, p, bn, x)) return;
+  }
+  if (env == -1 && (few_taps || dilated || wide_3x)) return;
+
   const int bm = fwd::halo_tile(bn).bm;
   auto span = [](const fwd::AxisPlan& a, int r) {
     return a.ntap[r] > 0 ? int64_t(a.ntap[r] - 1) * a.cstep : 0;
   };
-  const int64_t tap_cap = (max_taps + 3) / 4 * 4;
-  const auto* prop = at::cuda::getDeviceProperties(x.get_device());
-  const int64_t cap = std::min<int64_t>(fwd::kHaloSmemCap, prop->sharedMemPerBlockOptin);
-  // Two CTAs per SM (16 warps) hide the box load of one behind the MMAs of the other; a box
-  // that needs more shared memory than that is taken only when no smaller one fits.
-  const int64_t cap2 = int64_t(prop->sharedMemPerMultiprocessor) / 2 - 1024;
-  double best_cost = 0;
-  const fwd::HaloBox* best = nullptr;
-  int64_t best_smem = 0, best_tiles = 0;
-  for (int pass = 0; pass < 2 && best == nullptr; ++pass) {
-    const int64_t lim = pass == 0 ? std::min(cap, cap2) : cap;
-    for (const auto& box : fwd::kHaloBoxes) {
-      if (box.bm != bm) continue;
-      int64_t max_pos = 0;
-      double cost = 0;
-      for (int rd = 0; rd < p.stride[0]; ++rd)
-        for (int rh = 0; rh < p.stride[1]; ++rh)
-          for (int rw = 0; rw < p.stride[2]; ++rw) {
-            const int64_t pos = (box.bqd + span(ax[0], rd)) * (box.bqh + span(ax[1], rh)) *
-                                (box.bqw + span(ax[2], rw));
-            max_pos = std::max(max_pos, pos);
-            const double tiles = double(p.N) * ceil_div(ax[0].q[rd], box.bqd) *
-                                 ceil_div(ax[1].q[rh], box.bqh) * ceil_div(ax[2].q[rw], box.bqw);
-            const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
-            cost += tiles * (double(bm) * t + (t > 0 ? 4.0 * pos : 0.0) + bm);
-          }
-      const int64_t smem = fwd::halo_smem_bytes(bn, bm, max_pos, tap_cap);
-      const int64_t tiles0 = p.N * ceil_div(ax[0].q[0], box.bqd) *
-                             ceil_div(ax[1].q[0], box.bqh) * ceil_div(ax[2].q[0], box.bqw);
-      if (smem > lim || tiles0 < 1 || tiles0 > kIntMax) continue;
-      if (best == nullptr || cost < best_cost) {
-        best = &box;
-        best_cost = cost;
-        best_smem = smem;
-        best_tiles = tiles0;
-      }
-    }
-  }
-  if (best == nullptr) return;
+  const BoxChoice best = pick_box(bm, p, ax, x, [&](const fwd::HaloBox& box, int64_t& smem) {
+    int64_t max_pos = 0;
+    double cost = 0;
+    for (int rd = 0; rd < p.stride[0]; ++rd)
+      for (int rh = 0; rh < p.stride[1]; ++rh)
+        for (int rw = 0; rw < p.stride[2]; ++rw) {
+          const int64_t pos = (box.bqd + span(ax[0], rd)) * (box.bqh + span(ax[1], rh)) *
+                              (box.bqw + span(ax[2], rw));
+          max_pos = std::max(max_pos, pos);
+          const double tiles = double(p.N) * ceil_div(ax[0].q[rd], box.bqd) *
+                               ceil_div(ax[1].q[rh], box.bqh) * ceil_div(ax[2].q[rw], box.bqw);
+          const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
+          cost += tiles * (double(bm) * t + (t > 0 ? 4.0 * pos : 0.0) + bm);
+        }
+    smem = fwd::halo_smem_bytes(bn, bm, max_pos, tap_cap, 0);
+    return cost;
+  });
+  if (best.box == nullptr) return;
   const int64_t n_tiles = ceil_div(p.Cout_g, bn);
-  const int64_t phases = p.stride[0] * p.stride[1] * p.stride[2];
-  const double blocks = double(n_tiles) * double(phases) * double(best_tiles) * double(p.groups);
+  const double blocks = double(n_tiles) * double(phases) * double(best.tiles0) * double(p.groups);
   if (blocks > double(kIntMax)) return;
-  fwd::FwdArgs& a = f.args;
-  a.box[0] = best->bqd;
-  a.box[1] = best->bqh;
-  a.box[2] = best->bqw;
-  a.smem_bytes = static_cast<int>(best_smem);
-  a.tap_cap = static_cast<int>(tap_cap);
-  a.m_tiles = static_cast<int>(best_tiles);
-  a.n_tiles = static_cast<int>(n_tiles);
-  f.blocks = n_tiles * phases * best_tiles * p.groups;
-  f.bn = bn;
-  f.halo = true;
-  f.name = std::string("halo_") + fwd::mode_name(f.mode) + "_bn" + std::to_string(bn) +
-           (f.kvec ? "_kvec" : "_mfast");
+  use_box(f, best, bn, tap_cap, n_tiles, n_tiles * phases * best.tiles0 * p.groups, "halo");
 }
 
-FastPlan plan_forward(const ConvT3dParams& p, const at::Tensor& x) {
+// Small grouped layers run as one block-diagonal dense layer when that pads less: each
+// group's Cin/g is padded to a 64-byte K chunk and its Cout/g to an MMA tile of 16, so e.g. 4
+// groups of 8 -> 8 channels in bf16 multiply 4 x 32 x 16 per tap, dense 32 -> 32 only 32 x 32,
+// with one CTA instead of four per output box and whole-row channels_last I/O. The dense weight
+// (zeros off the diagonal blocks) is at most 64 x 64 per tap.
+bool densify(const ConvT3dParams& p, fwd::Mode mode) {
+  const char* e = std::getenv("CONVT3D_DENSE");  // 0: never (A/B timing and tests)
+  if (e != nullptr && std::strcmp(e, "0") == 0) return false;
+  if (p.groups == 1 || p.Cin > 64 || p.Cout > 64) return false;
+  const int64_t bke = fwd::bk_elems(mode);
+  auto up = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
+  return up(p.Cin, bke) * up(p.Cout, 16) <= p.groups * up(p.Cin_g, bke) * up(p.Cout_g, 16);
+}
+
+FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x) {
   FastPlan f;
+  f.p = p0;
+  const ConvT3dParams& p = f.p;
   if (force_reference()) return f;
   switch (x.scalar_type()) {
     case at::kBFloat16: f.mode = fwd::Mode::kBf16; break;
@@ -192,6 +299,12 @@ FastPlan plan_forward(const ConvT3dParams& p, const at::Tensor& x) {
   if (p.Cin_g < 1 || p.Cout_g < 1 || p.Cin_g > kChanLim || p.Cout_g > kChanLim ||
       p.N > kIntMax || p.groups > kIntMax) {
     return f;
+  }
+  if (densify(p, f.mode)) {
+    f.dense_g = static_cast<int>(p.groups);
+    f.p.groups = 1;
+    f.p.Cin_g = p.Cin;
+    f.p.Cout_g = p.Cout;
   }
   fwd::FwdArgs& a = f.args;
   for (int i = 0; i < 3; ++i) {
@@ -240,6 +353,7 @@ FastPlan plan_forward(const ConvT3dParams& p, const at::Tensor& x) {
   f.name = std::string("igemm_") + fwd::mode_name(f.mode) + "_bn" + std::to_string(f.bn) +
            (f.kvec ? "_kvec" : "_mfast");
   plan_halo(f, p, x);
+  if (f.dense_g > 1) f.name += "_dense";
   return f;
 }
 
@@ -258,17 +372,17 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
 
   // Weight in the kernel's K-contiguous layout: the size of w (plus channel padding to 16 bytes),
   // stream-ordered, freed back to the caching allocator on return.
-  const int64_t total = p.groups * p.k[0] * p.k[1] * p.k[2] * p.Cout_g * a.cin_pad;
+  const int64_t total = f.p.groups * p.k[0] * p.k[1] * p.k[2] * a.cout_g * a.cin_pad;
   at::Tensor wp = at::empty({total}, w.options().memory_format(at::MemoryFormat::Contiguous));
   const int64_t ws[5] = {p.w_st[0], p.w_st[1], p.w_st[2], p.w_st[3], p.w_st[4]};
   C10_CUDA_CHECK(fwd::repack_weight(f.mode, w.const_data_ptr(), wp.mutable_data_ptr(), total,
-                                    a.cin_g, a.cin_pad, a.cout_g, a.k, ws, stream));
+                                    a.cin_g, a.cin_pad, a.cout_g, f.dense_g, a.k, ws, stream));
 
   a.x = x.const_data_ptr();
   a.wp = wp.const_data_ptr();
   a.bias = bias.defined() ? bias.const_data_ptr() : nullptr;
   a.y = y.mutable_data_ptr();
-  a.y_vec = channel_vector_ok(y, p.y_st, p.Cout_g, fwd::chunk_elems(f.mode)) ? 1 : 0;
+  a.y_vec = channel_vector_ok(y, p.y_st, a.cout_g, fwd::chunk_elems(f.mode)) ? 1 : 0;
   if (f.halo) {
     C10_CUDA_CHECK(fwd::halo_forward(f.mode, f.bn, f.kvec, a, f.blocks, stream));
   } else {

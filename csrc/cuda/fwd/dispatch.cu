@@ -71,12 +71,12 @@ cudaError_t igemm_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_
 }
 
 cudaError_t repack_weight(Mode mode, const void* w, void* wp, int64_t total, int cin_g,
-                          int cin_pad, int cout_g, const int* k, const int64_t* ws,
+                          int cin_pad, int cout_g, int dense_g, const int* k, const int64_t* ws,
                           cudaStream_t stream) {
   switch (mode) {
 #define CONVT3D_FWD_REPACK(M) \
   case M:                     \
-    return launch_repack<M>(w, wp, total, cin_g, cin_pad, cout_g, k, ws, stream);
+    return launch_repack<M>(w, wp, total, cin_g, cin_pad, cout_g, dense_g, k, ws, stream);
     CONVT3D_FWD_REPACK(Mode::kBf16)
     CONVT3D_FWD_REPACK(Mode::kFp16)
     CONVT3D_FWD_REPACK(Mode::kTf32)

@@ -4,6 +4,7 @@
 
 #include "mode.h"
 #include "phases.h"
+#include "tile_configs.h"
 
 #include <cuda_runtime.h>
 
@@ -21,20 +22,25 @@ bool igemm_supported(Mode mode, int bn);
 cudaError_t igemm_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_t blocks,
                           cudaStream_t stream);
 
-// Launches the v2 halo-tile forward (BN 16 / 32 / 64; a.box, a.m_tiles and a.smem_bytes set
-// for it). kvec: cp.async halo loader (same legality as igemm's), else the scalar one.
+// Launches a halo-tile forward, per phase or fused (BN 16 / 32 / 48 / 64; a.box, a.m_tiles,
+// a.smem_bytes and for fused a.fuse, a.ulo, a.uext set for it). kvec: cp.async halo loader (same legality as igemm's), else the scalar one.
 cudaError_t halo_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_t blocks,
                          cudaStream_t stream);
 
 // Packs the weight (any strides) into the kernel's [g][kD][kH][kW][Cout_g][cin_pad] layout.
+// dense_g > 1 packs that many groups (cin_g and cout_g then count all of them) into one
+// block-diagonal weight, zero off the diagonal blocks.
 cudaError_t repack_weight(Mode mode, const void* w, void* wp, int64_t total, int cin_g,
-                          int cin_pad, int cout_g, const int* k, const int64_t* ws,
+                          int cin_pad, int cout_g, int dense_g, const int* k, const int64_t* ws,
                           cudaStream_t stream);
 
 // Elements per 16-byte chunk: cin_pad and the KVEC alignment rules are multiples of this.
 inline int chunk_elems(Mode mode) {
   return (mode == Mode::kBf16 || mode == Mode::kFp16) ? 8 : 4;
 }
+
+// Elements per kBkBytes K chunk (one pipeline stage, one halo box chunk).
+inline int bk_elems(Mode mode) { return kBkBytes / kChunkBytes * chunk_elems(mode); }
 
 }  // namespace fwd
 }  // namespace convt3d

@@ -1,24 +1,30 @@
-// v2 "halo tile" forward: phase-decomposed implicit GEMM whose A operand is read out of a halo
-// box of x held in shared memory (mma.sync, sm80+ PTX).
+// Halo-tile forward: phase-decomposed implicit GEMM whose A operand is read out of a halo box of
+// x held in shared memory (mma.sync, sm80+ PTX). Two variants, one template (FUSED):
 //
-// Within one stride phase every tap is a stride-1 shift in q space (i = q + c_t). A CTA owns a
-// box of bqd x bqh x bqw output positions (BM rows) of one phase, one sample and one group, and
-// BN output channels. For each chunk of BK = 64 bytes of input channels it loads the matching
-// input box, halo included, (bqd + span_d - 1) x (bqh + span_h - 1) x (bqw + span_w - 1)
-// positions, ONCE into shared memory as [pos][64 B] rows (padded to 80 B). Every tap of the
-// phase then reads its A tile with ldmatrix from the same box: row m of tap t is box position
+// Per phase (v2): within one stride phase every tap is a stride-1 shift in q space
+// (i = q + c_t). A CTA owns a box of bqd x bqh x bqw output positions (BM rows) of one phase,
+// one sample and one group, and BN output channels. For each chunk of BK = 64 bytes of input
+// channels it loads the matching input box, halo included, (bqd + span_d - 1) x ... positions,
+// ONCE into shared memory as [pos][64 B] rows (padded to 80 B). Every tap of the phase then
+// reads its A tile with ldmatrix from the same box: row m of tap t is box position
 // pos0(m) + tapoff(t), where tapoff is uniform over the CTA, so the shifted gather costs one
-// scalar add per tap. Each x element is read from L2 once per CTA per channel chunk instead of
-// once per tap.
+// scalar add per tap. K loop: chunks outermost (box reloaded), taps inner; the epilogue stages
+// the tile through shared memory (store_tile).
 //
-// K loop: chunks outermost (halo box reloaded, zero outside x and past Cin/g), taps inner. The
-// packed weight rows [tap][BN][64 B] stream through kHaloStages cp.async stages of TB taps, so
-// B for the next (stages - 1) x TB taps is in flight while a stage multiplies; one barrier per
-// stage. A tap table built at CTA start holds each tap's box offset and weight tap, so the
-// per-tap work is two shared loads and an add. TF32 rounds A once when the box is stored, not
-// per tap. MMA step and epilogue are shared with v1 (tile_common.cuh). Rows of a box past the
-// phase's Q extents compute on in-range or zero data and are never stored; every stored element
-// is written once, no atomics.
+// Fused (v4): a CTA owns a box of q positions for EVERY phase. Its box covers the union of the
+// phases' halos and holds all channel chunks ([chunk][pos][80 B]), loaded once, so x is read
+// once per box (not once per phase or tap), and the CTA writes one contiguous output block. One
+// B pipeline runs over the stages of all phases, so the next phase's weights load during this
+// phase's MMAs and epilogue; the epilogue stores straight from the accumulators, without a
+// shared tile or barrier. Strided layers with few taps per phase are latency-bound per phase,
+// which is what this removes.
+//
+// Both: the packed weight rows [tap][BN][64 B] stream through kHaloStages cp.async stages of TB
+// taps, one barrier per stage; a tap table in shared memory holds each tap's box offset and
+// weight tap, so the per-tap work is two shared loads and an add. TF32 rounds A once when the
+// box is stored, not per tap. The MMA step is shared with v1 (tile_common.cuh). Rows of a box
+// past a phase's Q extents compute on in-range or zero data and are never stored; every stored
+// element is written once, no atomics.
 #pragma once
 
 #include "launch.h"
@@ -30,7 +36,7 @@ namespace fwd {
 template <int BN>
 using HaloGrid = WarpGrid<BN, halo_tile(BN).bm, halo_tile(BN).warps_m, halo_tile(BN).warps_n>;
 
-template <Mode MODE, int BN, bool KVEC>
+template <Mode MODE, int BN, bool KVEC, bool FUSED>
 struct HaloCfg : HaloGrid<BN> {
   static_assert(halo_tile(BN).bn == BN && BN <= kHaloMaxBn, "halo BN must be a kHaloTiles row");
   using HaloGrid<BN>::BM;
@@ -43,86 +49,79 @@ struct HaloCfg : HaloGrid<BN> {
   static constexpr int kTapB = BN * kRowBytes;       // one tap's B rows
   static constexpr int kStageB = TB * kTapB;
   static constexpr int PB = (TB * BN * kChunks + NT - 1) / NT;  // B copies per thread per stage
-  static constexpr int kYoffBytes = BM * 8;
+  static constexpr int kYoffBytes = FUSED ? BM * 12 : BM * 8;  // row tables
   static constexpr int kBatch = 4;  // halo chunks per thread in flight (scalar loader)
+  static constexpr int kStagesBytes = S * kStageB;
 };
 
-template <Mode MODE, int BN, bool KVEC>
-__global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC>::NT,
-                                  HaloCfg<MODE, BN, KVEC>::kMinBlocks)
+template <Mode MODE, int BN, bool KVEC, bool FUSED>
+__global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED>::NT,
+                                  HaloCfg<MODE, BN, KVEC, FUSED>::kMinBlocks)
     halo_fwd_kernel(const __grid_constant__ FwdArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   __trap();
 #else
-  using C = HaloCfg<MODE, BN, KVEC>;
+  using C = HaloCfg<MODE, BN, KVEC, FUSED>;
   using T = typename C::T;
   constexpr int BM = C::BM, NT = C::NT, MT = C::MT, NTL = C::NTL, KRUN = C::KRUN, BK = C::BK;
   constexpr int S = C::S, TB = C::TB;
 
   extern __shared__ __align__(16) unsigned char smem[];
-  int64_t* yrow = reinterpret_cast<int64_t*>(smem);  // y offset of each box row, -1: not stored
+  // Per phase: y offset of each box row (-1: not stored). Fused: the phase-independent part of
+  // each row's y offset (row_y) and its box position (row_q: bd | bh << 10 | bw << 20; every
+  // kHaloBoxes extent is <= 32).
+  int64_t* yrow = reinterpret_cast<int64_t*>(smem);
+  int64_t* row_y = yrow;
+  uint32_t* row_q = reinterpret_cast<uint32_t*>(smem + 8 * BM);
   uint32_t* tap_a = reinterpret_cast<uint32_t*>(smem + C::kYoffBytes);  // box byte offset
   int* tap_w = reinterpret_cast<int*>(tap_a + a.tap_cap);             // weight tap offset
   unsigned char* sb = smem + C::kYoffBytes + 8 * a.tap_cap;           // S B stages
-  unsigned char* sh = sb + S * C::kStageB;                            // the halo box
+  unsigned char* sh = sb + C::kStagesBytes;                           // the halo box
   const uint32_t sh_addr = smem_addr(sh);
   const uint32_t sb_addr = smem_addr(sb);
 
   const int tid = threadIdx.x;
 
-  // ---- which tile (tile_coord); the m tile is a box, sample-major.
+  // ---- which tile (tile_coord; fused grids have one phase, so this is phase 0, whose Q is
+  // the largest on every axis); the m tile is a box of q positions, sample-major.
   const TileCoord tc = tile_coord(a);
-  const int nt = tc.nt, mt = tc.mt, g = tc.g, rd = tc.rd, rh = tc.rh, rw = tc.rw;
+  const int nt = tc.nt, mt = tc.mt, g = tc.g;
   const int sw = a.ax[2].stride, sh_ = a.ax[1].stride, sd_ = a.ax[0].stride;
-  const int Qd = a.ax[0].q[rd], Qh = a.ax[1].q[rh], Qw = a.ax[2].q[rw];
   const int bqd = a.box[0], bqh = a.box[1], bqw = a.box[2];
-  const int tD = (Qd + bqd - 1) / bqd, tH = (Qh + bqh - 1) / bqh, tW = (Qw + bqw - 1) / bqw;
-  if (int64_t(mt) >= int64_t(a.n) * tD * tH * tW) return;  // fewer boxes than phase 0
-  int u = mt;
-  const int qw0 = (u % tW) * bqw;
-  u /= tW;
-  const int qh0 = (u % tH) * bqh;
-  u /= tH;
-  const int qd0 = (u % tD) * bqd;
-  const int n = u / tD;
+  int qd0, qh0, qw0, n;
+  {
+    const int Qd = a.ax[0].q[tc.rd], Qh = a.ax[1].q[tc.rh], Qw = a.ax[2].q[tc.rw];
+    const int tD = (Qd + bqd - 1) / bqd, tH = (Qh + bqh - 1) / bqh, tW = (Qw + bqw - 1) / bqw;
+    if (int64_t(mt) >= int64_t(a.n) * tD * tH * tW) return;  // fewer boxes than phase 0
+    int u = mt;
+    qw0 = (u % tW) * bqw;
+    u /= tW;
+    qh0 = (u % tH) * bqh;
+    u /= tH;
+    qd0 = (u % tD) * bqd;
+    n = u / tD;
+  }
   const int n0 = nt * BN;
 
-  // ---- the phase's taps and its halo box. Tap j of an axis reads i = q + c0 - j*cstep, so the
-  // box starts at q0 + c0 - (ntap-1)*cstep and output position b, tap j is box b + (ntap-1-j)*cstep.
-  const int nd = a.ax[0].ntap[rd], nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
-  const int taps = nd * nh * nw;  // 0 for an empty phase: bias only
-  const int csd = a.ax[0].cstep, csh = a.ax[1].cstep, csw = a.ax[2].cstep;
-  const int HD = bqd + (nd > 0 ? (nd - 1) * csd : 0);
-  const int HH = bqh + (nh > 0 ? (nh - 1) * csh : 0);
-  const int HW = bqw + (nw > 0 ? (nw - 1) * csw : 0);
-  const int id0 = qd0 + a.ax[0].c0[rd] - (nd > 0 ? (nd - 1) * csd : 0);
-  const int ih0 = qh0 + a.ax[1].c0[rh] - (nh > 0 ? (nh - 1) * csh : 0);
-  const int iw0 = qw0 + a.ax[2].c0[rw] - (nw > 0 ? (nw - 1) * csw : 0);
-
-  // ---- row table: y offset of each box row, -1 past the phase's extents.
-  for (int r = tid; r < BM; r += NT) {
-    const int bw = r % bqw, bh = (r / bqw) % bqh, bd = r / (bqw * bqh);
-    const int qd = qd0 + bd, qh = qh0 + bh, qw = qw0 + bw;
-    int64_t off = -1;
-    if (qd < Qd && qh < Qh && qw < Qw) {
-      off = int64_t(n) * a.ys[0] + int64_t(g) * a.cout_g * a.ys[1] +
-            int64_t(rd + sd_ * qd) * a.ys[2] + int64_t(rh + sh_ * qh) * a.ys[3] +
-            int64_t(rw + sw * qw) * a.ys[4];
+  // ---- the halo box. Tap j of phase r on an axis reads i = q + c0 - j*cstep. A per-phase box
+  // starts at q0 + c0 - (ntap-1)*cstep and spans bq + (ntap-1)*cstep; a fused box covers the
+  // union over the phases (host: ulo, uext). Output position b, tap j is box b + c_j - lo.
+  auto box_axis = [&](const AxisPlan& ax, int r, int i, int& lo, int& ext) {
+    if constexpr (FUSED) {
+      lo = a.ulo[i];
+      ext = a.uext[i];
+    } else {
+      ext = ax.ntap[r] > 0 ? (ax.ntap[r] - 1) * ax.cstep : 0;
+      lo = ax.c0[r] - ext;
     }
-    yrow[r] = off;
-  }
-  // ---- tap table: tap t = (jd, jh, jw) reads its A rows at box byte offset tap_a[t] and its
-  // B rows at element offset tap_w[t] of the group's packed weight (the host keeps one group's
-  // packed weight under 2^31 elements).
-  for (int t = tid; t < taps; t += NT) {
-    const int jw = t % nw, jh = (t / nw) % nh, jd = t / (nw * nh);
-    tap_a[t] = uint32_t(((nd - 1 - jd) * csd * HH + (nh - 1 - jh) * csh) * HW +
-                        (nw - 1 - jw) * csw) * kRowBytes;
-    const int td = a.ax[0].t0[rd] + jd * a.ax[0].tstep;
-    const int th = a.ax[1].t0[rh] + jh * a.ax[1].tstep;
-    const int tw = a.ax[2].t0[rw] + jw * a.ax[2].tstep;
-    tap_w[t] = ((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g * a.cin_pad;
-  }
+  };
+  int lod, loh, low, extd, exth, extw;
+  box_axis(a.ax[0], tc.rd, 0, lod, extd);
+  box_axis(a.ax[1], tc.rh, 1, loh, exth);
+  box_axis(a.ax[2], tc.rw, 2, low, extw);
+  const int HD = bqd + extd, HH = bqh + exth, HW = bqw + extw;
+  const int id0 = qd0 + lod, ih0 = qh0 + loh, iw0 = qw0 + low;
+  const int csd = a.ax[0].cstep, csh = a.ax[1].cstep, csw = a.ax[2].cstep;
 
   const int warp = tid / 32, lane = tid % 32;
   const int wm = warp % C::WM, wn = warp / C::WM;
@@ -145,13 +144,15 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC>::NT,
       static_cast<const T*>(a.wp) + int64_t(g) * kvol * a.cout_g * a.cin_pad;
   const int P = HD * HH * HW;
   const int items = P * kChunks;
+  const int kchunks = (a.cin_g + BK - 1) / BK;
+  const uint32_t chunk_bytes = uint32_t(P) * kRowBytes;  // fused: chunk c at c * chunk_bytes
   const int64_t xn = int64_t(n) * a.xs[0] + int64_t(g) * a.cin_g * a.xs[1];
 
   // Halo box of channels ci0 .. ci0+BK-1 -> sh. KVEC: one cp.async per 16-byte chunk, the four
   // chunks of a position on consecutive threads (one commit group). Scalar: consecutive threads
   // take consecutive positions (consecutive iw: coalesced in NCDHW), kBatch chunks in flight
   // per thread, stored directly.
-  auto load_halo = [&](int ci0) {
+  auto load_halo = [&](int ci0, uint32_t dst) {
     if constexpr (KVEC) {
       for (int idx = tid; idx < items; idx += NT) {
         const int pos = idx / kChunks, kc = idx % kChunks;
@@ -164,7 +165,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC>::NT,
         const T* src = ok ? x + (xn + int64_t(id) * a.xs[2] + int64_t(ih) * a.xs[3] +
                                  int64_t(iw) * a.xs[4] + ci)
                           : x;
-        cp_async_16(sh_addr + pos * kRowBytes + kc * kChunkBytes, src, ok ? 16 : 0);
+        cp_async_16(sh_addr + dst + pos * kRowBytes + kc * kChunkBytes, src, ok ? 16 : 0);
       }
       cp_async_commit();
     } else {
@@ -213,7 +214,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC>::NT,
           const int idx = base + j * NT + tid;
           if (idx < items) {
             const int pos = idx % P, kc = idx / P;
-            *reinterpret_cast<uint4*>(sh + pos * kRowBytes + kc * kChunkBytes) = v4[j];
+            *reinterpret_cast<uint4*>(sh + dst + pos * kRowBytes + kc * kChunkBytes) = v4[j];
           }
         }
       }
@@ -222,11 +223,11 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC>::NT,
 
   // TF32 with cp.async: after the wait, each thread rounds the chunks it copied itself (its own
   // completed cp.async writes are visible to it), before the barrier that publishes the box.
-  auto round_halo_kvec = [&]() {
+  auto round_halo_kvec = [&](uint32_t dst) {
     if constexpr (KVEC && MODE == Mode::kTf32) {
       for (int idx = tid; idx < items; idx += NT) {
         const int pos = idx / kChunks, kc = idx % kChunks;
-        uint4* p = reinterpret_cast<uint4*>(sh + pos * kRowBytes + kc * kChunkBytes);
+        uint4* p = reinterpret_cast<uint4*>(sh + dst + pos * kRowBytes + kc * kChunkBytes);
         uint4 v = *p;
         v.x = tf32_rna(__uint_as_float(v.x));
         v.y = tf32_rna(__uint_as_float(v.y));
@@ -254,89 +255,281 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC>::NT,
     const int idx = tid + j * NT;
     const int e = idx % R, nn = e / kChunks;
     b_kc[j] = e % kChunks;
-    b_tt[j] = idx < TB * R ? idx / R : TB + taps;  // past every tap: never copied
+    b_tt[j] = idx < TB * R ? idx / R : (1 << 28);  // past every tap: never copied
     b_col_ok[j] = n0 + nn < a.cout_g;
     b_off_g[j] = (n0 + nn) * a.cin_pad + b_kc[j] * KRUN;  // < one group's weight
     b_dst[j] = sb_addr + b_tt[j] * C::kTapB + nn * kRowBytes + b_kc[j] * kChunkBytes;
     if (kUniformB) break;  // j > 0 differs only by whole taps (NT / R of them)
   }
-  auto load_b = [&](int buf, int ci0, int t0) {
+  auto load_b = [&](int buf, int ci0, int t0, int tbase, int tcount) {
 #pragma unroll
     for (int j = 0; j < PB; ++j) {
       const int jj = kUniformB ? 0 : j;  // the precomputed slot
       const int t = t0 + b_tt[jj] + (kUniformB ? j * (NT / R) : 0);
       const bool ok = b_col_ok[jj] & (ci0 + b_kc[jj] * KRUN < a.cin_g);
-      if (t < taps) {
-        const T* src = ok ? wg + (tap_w[t] + b_off_g[jj] + ci0) : wg;
+      if (t < tcount) {
+        const T* src = ok ? wg + (tap_w[tbase + t] + b_off_g[jj] + ci0) : wg;
         cp_async_16(b_dst[jj] + buf * C::kStageB + (kUniformB ? j * (NT / R) * C::kTapB : 0),
                     src, ok ? 16 : 0);
       }
     }
   };
 
+  // ---- per-phase helpers. Phase ph's residues (rd, rh, rw), w fastest.
+  const int nph = FUSED ? sd_ * sh_ * sw : 1;
+  auto phase_res = [&](int ph, int& rd, int& rh, int& rw) {
+    rw = ph % sw;
+    rh = (ph / sw) % sh_;
+    rd = ph / (sw * sh_);
+  };
+  auto phase_taps = [&](int ph) {
+    int rd, rh, rw;
+    phase_res(ph, rd, rh, rw);
+    return a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
+  };
+  // Whether this box holds any output of phase ph (phase 0 always: the grid is over its Q).
+  auto phase_rows = [&](int ph) {
+    int rd, rh, rw;
+    phase_res(ph, rd, rh, rw);
+    return qd0 < a.ax[0].q[rd] && qh0 < a.ax[1].q[rh] && qw0 < a.ax[2].q[rw];
+  };
+  // Tap table entries base.. of phase (rd, rh, rw): tap t = (jd, jh, jw) reads its A rows at box
+  // byte offset tap_a (box index c_j - lo per axis) and its B rows at element offset tap_w of
+  // the group's packed weight (the host keeps one group's packed weight under 2^31 elements).
+  auto fill_taps = [&](int rd, int rh, int rw, int base) {
+    const int nd = a.ax[0].ntap[rd], nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
+    for (int t = tid; t < nd * nh * nw; t += NT) {
+      const int jw = t % nw, jh = (t / nw) % nh, jd = t / (nw * nh);
+      const int bd = a.ax[0].c0[rd] - jd * csd - lod, bh = a.ax[1].c0[rh] - jh * csh - loh,
+                bw = a.ax[2].c0[rw] - jw * csw - low;
+      tap_a[base + t] = uint32_t((bd * HH + bh) * HW + bw) * kRowBytes;
+      const int td = a.ax[0].t0[rd] + jd * a.ax[0].tstep;
+      const int th = a.ax[1].t0[rh] + jh * a.ax[1].tstep;
+      const int tw = a.ax[2].t0[rw] + jw * a.ax[2].tstep;
+      tap_w[base + t] = ((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g * a.cin_pad;
+    }
+  };
+
   float acc[MT][NTL][4];
+  // The MMAs of one B stage: its taps t0.. (< tcount) of the phase whose table starts at base,
+  // A from box chunk offset cbase.
+  auto mma_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase) {
+#pragma unroll
+    for (int tt = 0; tt < TB; ++tt) {
+      const int t = t0 + tt;
+      if (t < tcount) {
+        const uint32_t off = tap_a[base + t] + cbase;
+        uint32_t a_addr[MT];
+#pragma unroll
+        for (int i = 0; i < MT; ++i) a_addr[i] = a_lane[i] + off;
+        warp_mma_stage<MODE, MT, NTL, false>(
+            acc, a_addr, sb_addr + buf * C::kStageB + tt * C::kTapB + b_off);
+      }
+    }
+  };
+  // Fused epilogue, straight from the accumulators (no shared tile, no barrier, so the B
+  // pipeline keeps running): this thread's rows wm*TM + i*16 + gi (+8), columns
+  // wn*TN + j*8 + 2*ti (+1) of phase (rd, rh, rw). A row's y offset is the phase's base plus
+  // its phase-independent part from the row table; channels_last with aligned chunks stores
+  // the column pair at once.
+  auto store_direct = [&](int rd, int rh, int rw) {
+    T* __restrict__ y = static_cast<T*>(a.y);
+    const T* bias = static_cast<const T*>(a.bias);
+    const int gi = lane / 4, ti = lane % 4;
+    const int ld = a.ax[0].q[rd] - qd0, lh = a.ax[1].q[rh] - qh0, lw = a.ax[2].q[rw] - qw0;
+    const int64_t pbase = int64_t(n) * a.ys[0] + int64_t(g) * a.cout_g * a.ys[1] +
+                          int64_t(rd + sd_ * qd0) * a.ys[2] + int64_t(rh + sh_ * qh0) * a.ys[3] +
+                          int64_t(rw + sw * qw0) * a.ys[4];
+    const int c0 = n0 + wn * C::TN + 2 * ti;  // column of pair j: c0 + 8 j
+    float bv[NTL][2];
+#pragma unroll
+    for (int j = 0; j < NTL; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = c0 + 8 * j + e;
+        bv[j][e] = bias != nullptr && col < a.cout_g
+                       ? to_float(bias[int64_t(g) * a.cout_g + col]) : 0.f;
+      }
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = wm * C::TM + i * 16 + gi + 8 * h;
+        const uint32_t pk = row_q[r];
+        if (int(pk & 1023u) >= ld || int((pk >> 10) & 1023u) >= lh || int(pk >> 20) >= lw) {
+          continue;
+        }
+        const int64_t yo = pbase + row_y[r];
+#pragma unroll
+        for (int j = 0; j < NTL; ++j) {
+          const int col = c0 + 8 * j;
+          if (col >= a.cout_g) continue;
+          const T v0 = from_float<T>(acc[i][j][2 * h] + bv[j][0]);
+          const T v1 = from_float<T>(acc[i][j][2 * h + 1] + bv[j][1]);
+          if (a.y_vec) {  // cout_g is a multiple of the 16-byte chunk: col + 1 < cout_g
+            store_pair(y + yo + col, v0, v1);
+          } else {
+            y[yo + int64_t(col) * a.ys[1]] = v0;
+            if (col + 1 < a.cout_g) y[yo + int64_t(col + 1) * a.ys[1]] = v1;
+          }
+        }
+      }
+    }
+  };
+
   zero_acc(acc);
 
-  // ---- main loop over stages st = (chunk, taps sub*TB ..): standard multistage cp.async
-  // pipeline for B, with the box reloaded at each chunk start (the wait there drains B too).
-  // At stage st, after the barrier, buffer (st-1) % S is free (every warp finished stage st-1)
-  // and takes stage st+S-1.
-  __syncthreads();  // row and tap tables
-  if (taps > 0) {
-    const int kchunks = (a.cin_g + BK - 1) / BK;
-    const int spc = (taps + TB - 1) / TB;  // stages per chunk
-    const int nst = kchunks * spc;
-    int ld_c = 0, ld_sub = 0;  // next stage to load
+  if constexpr (!FUSED) {
+    // ---- one phase (tile_coord's); row table: y offset of each box row, -1 past the
+    // phase's extents.
+    const int rd = tc.rd, rh = tc.rh, rw = tc.rw;
+    const int Qd = a.ax[0].q[rd], Qh = a.ax[1].q[rh], Qw = a.ax[2].q[rw];
+    const int nd = a.ax[0].ntap[rd], nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
+    const int taps = nd * nh * nw;  // 0 for an empty phase: bias only
+    for (int r = tid; r < BM; r += NT) {
+      const int bw = r % bqw, bh = (r / bqw) % bqh, bd = r / (bqw * bqh);
+      const int qd = qd0 + bd, qh = qh0 + bh, qw = qw0 + bw;
+      int64_t off = -1;
+      if (qd < Qd && qh < Qh && qw < Qw) {
+        off = int64_t(n) * a.ys[0] + int64_t(g) * a.cout_g * a.ys[1] +
+              int64_t(rd + sd_ * qd) * a.ys[2] + int64_t(rh + sh_ * qh) * a.ys[3] +
+              int64_t(rw + sw * qw) * a.ys[4];
+      }
+      yrow[r] = off;
+    }
+    fill_taps(rd, rh, rw, 0);
+
+    // ---- stages st = (chunk, taps sub*TB ..): standard multistage cp.async pipeline for B,
+    // with the box reloaded at each chunk start (the wait there drains B too). At stage st,
+    // after the barrier, buffer (st-1) % S is free (every warp finished stage st-1) and takes
+    // stage st+S-1.
+    __syncthreads();  // row and tap tables
+    if (taps > 0) {
+      const int spc = (taps + TB - 1) / TB;  // stages per chunk
+      const int nst = kchunks * spc;
+      int ld_c = 0, ld_sub = 0;  // next stage to load
+      auto issue_next = [&](int buf) {
+        load_b(buf, ld_c * BK, ld_sub * TB, 0, taps);
+        if (++ld_sub == spc) {
+          ld_sub = 0;
+          ++ld_c;
+        }
+      };
+      load_halo(0, 0);
+#pragma unroll
+      for (int s = 0; s < S - 1; ++s) {
+        if (s < nst) issue_next(s);
+        cp_async_commit();
+      }
+      int c = 0, sub = 0;
+      for (int st = 0; st < nst; ++st) {
+        if (sub == 0) {
+          if (st > 0) {
+            __syncthreads();  // every warp is done with the previous chunk's box
+            load_halo(c * BK, 0);
+          }
+          cp_async_wait<0>();
+          round_halo_kvec(0);
+        } else {
+          cp_async_wait<S - 2>();
+        }
+        __syncthreads();
+        if (st + S - 1 < nst) issue_next((st + S - 1) % S);
+        cp_async_commit();
+        mma_stage(st % S, sub * TB, 0, taps, 0u);
+        if (++sub == spc) {
+          sub = 0;
+          ++c;
+        }
+      }
+    }
+    __syncthreads();  // the epilogue tile overwrites B stages and box
+    store_tile<C, T>(acc, reinterpret_cast<float*>(sb), yrow, 1, a, g, n0, wm, wn);
+  } else {
+    // ---- fused: the row tables (box <= 32 per axis, see kHaloBoxes) and the tap tables of
+    // every phase, one after the other (phase order).
+    for (int r = tid; r < BM; r += NT) {
+      const int bw = r % bqw, bh = (r / bqw) % bqh, bd = r / (bqw * bqh);
+      row_y[r] = int64_t(sd_ * bd) * a.ys[2] + int64_t(sh_ * bh) * a.ys[3] +
+                 int64_t(sw * bw) * a.ys[4];
+      row_q[r] = uint32_t(bd) | (uint32_t(bh) << 10) | (uint32_t(bw) << 20);
+    }
+    {
+      int base = 0;
+      for (int ph = 0; ph < nph; ++ph) {
+        int rd, rh, rw;
+        phase_res(ph, rd, rh, rw);
+        fill_taps(rd, rh, rw, base);
+        base += a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
+      }
+    }
+    // One B pipeline over the stages (phase, chunk, taps sub*TB ..) of every phase with rows
+    // in this box and taps: the loader runs S - 1 stages ahead across phase ends, so a phase's
+    // first weights are in flight during the previous phase's MMAs and epilogue. Loader state:
+    // phase lp (its taps ltaps start at table entry lbase), chunk lc, stage lsub of lspc.
+    int lp = -1, lbase = 0, ltaps = 0, lc = 0, lsub = 0, lspc = 0;
+    auto next_phase = [&]() {
+      do {
+        lbase += ltaps;
+        ++lp;
+        ltaps = lp < nph ? phase_taps(lp) : 0;
+      } while (lp < nph && (ltaps == 0 || !phase_rows(lp)));
+      lspc = (ltaps + TB - 1) / TB;
+      lc = lsub = 0;
+    };
+    next_phase();
     auto issue_next = [&](int buf) {
-      load_b(buf, ld_c * BK, ld_sub * TB);
-      if (++ld_sub == spc) {
-        ld_sub = 0;
-        ++ld_c;
+      if (lp >= nph) return;
+      load_b(buf, lc * BK, lsub * TB, lbase, ltaps);
+      if (++lsub == lspc) {
+        lsub = 0;
+        if (++lc == kchunks) next_phase();
       }
     };
-    load_halo(0);
+    // The box (every chunk) and the first S - 1 B stages: with cp.async the box goes first, so
+    // stage 0's wait covers it; the scalar loader stores the box while B is in flight.
+    if constexpr (KVEC) {
+      for (int c = 0; c < kchunks; ++c) load_halo(c * BK, c * chunk_bytes);
+    }
+    __syncthreads();  // tap tables
 #pragma unroll
     for (int s = 0; s < S - 1; ++s) {
-      if (s < nst) issue_next(s);
+      issue_next(s);
       cp_async_commit();
     }
-    int c = 0, sub = 0;
-    for (int st = 0; st < nst; ++st) {
-      if (sub == 0) {
-        if (st > 0) {
-          __syncthreads();  // every warp is done with the previous chunk's box
-          load_halo(c * BK);
-        }
-        cp_async_wait<0>();
-        round_halo_kvec();
-      } else {
-        cp_async_wait<S - 2>();
-      }
-      __syncthreads();
-      if (st + S - 1 < nst) issue_next((st + S - 1) % S);
-      cp_async_commit();
-      const int buf = st % S;
-#pragma unroll
-      for (int tt = 0; tt < TB; ++tt) {
-        const int t = sub * TB + tt;
-        if (t < taps) {
-          const uint32_t off = tap_a[t];
-          uint32_t a_addr[MT];
-#pragma unroll
-          for (int i = 0; i < MT; ++i) a_addr[i] = a_lane[i] + off;
-          warp_mma_stage<MODE, MT, NTL, false>(
-              acc, a_addr, sb_addr + buf * C::kStageB + tt * C::kTapB + b_off);
-        }
-      }
-      if (++sub == spc) {
-        sub = 0;
-        ++c;
-      }
+    if constexpr (!KVEC) {
+      for (int c = 0; c < kchunks; ++c) load_halo(c * BK, c * chunk_bytes);
     }
+    int gst = 0, base = 0;  // stages done, table entry of this phase's first tap
+    for (int ph = 0; ph < nph; ++ph) {
+      const int tp = phase_taps(ph);
+      if (!phase_rows(ph)) {
+        base += tp;
+        continue;
+      }
+      if (tp > 0) {
+        const int spc = (tp + TB - 1) / TB;
+        for (int c = 0; c < kchunks; ++c) {
+          for (int sub = 0; sub < spc; ++sub, ++gst) {
+            cp_async_wait<S - 2>();
+            if (gst == 0) {
+              for (int cc = 0; cc < kchunks; ++cc) round_halo_kvec(cc * chunk_bytes);
+            }
+            __syncthreads();
+            issue_next((gst + S - 1) % S);
+            cp_async_commit();
+            mma_stage(gst % S, sub * TB, base, tp, c * chunk_bytes);
+          }
+        }
+      }
+      int rd, rh, rw;
+      phase_res(ph, rd, rh, rw);
+      store_direct(rd, rh, rw);
+      zero_acc(acc);
+      base += tp;
+    }
+    cp_async_wait<0>();  // nothing left in flight at exit
   }
-  __syncthreads();  // the epilogue tile overwrites B stages and box
-
-  store_tile<C, T>(acc, reinterpret_cast<float*>(sb), yrow, 1, a, g, n0, wm, wn);
 #endif
 }
 
@@ -345,14 +538,15 @@ cudaError_t launch_halo(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   if constexpr (BN > halo_max_bn(MODE)) {
     return cudaErrorInvalidValue;  // not a configuration of this mode; no kernel compiled
   } else {
-    auto kernel = halo_fwd_kernel<MODE, BN, KVEC>;
+    auto kernel = a.fuse ? halo_fwd_kernel<MODE, BN, KVEC, true>
+                         : halo_fwd_kernel<MODE, BN, KVEC, false>;
     if (a.smem_bytes > 48 * 1024) {
       const cudaError_t e =
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, a.smem_bytes);
       if (e != cudaSuccess) return e;
     }
-    kernel<<<static_cast<unsigned>(blocks), HaloCfg<MODE, BN, KVEC>::NT, a.smem_bytes, stream>>>(
-        a);
+    kernel<<<static_cast<unsigned>(blocks), HaloCfg<MODE, BN, KVEC, false>::NT, a.smem_bytes,
+             stream>>>(a);
     return cudaGetLastError();
   }
 }

@@ -333,10 +333,12 @@ __global__ void __launch_bounds__(IgemmCfg<MODE, BN, KVEC>::NT,
 template <Mode MODE>
 __global__ void repack_weight_kernel(const typename ModeTraits<MODE>::T* __restrict__ w,
                                      typename ModeTraits<MODE>::T* __restrict__ wp,
-                                     int64_t total, int cin_g, int cin_pad, int cout_g, int kd,
-                                     int kh, int kw, int64_t ws0, int64_t ws1, int64_t ws2,
-                                     int64_t ws3, int64_t ws4) {
+                                     int64_t total, int cin_g, int cin_pad, int cout_g,
+                                     int dense_g, int kd, int kh, int kw, int64_t ws0,
+                                     int64_t ws1, int64_t ws2, int64_t ws3, int64_t ws4) {
   using T = typename ModeTraits<MODE>::T;
+  // Densified groups: w's own groups are cin_g / dense_g -> cout_g / dense_g channels.
+  const int src_cin = cin_g / dense_g, src_cout = cout_g / dense_g;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {
     int64_t r = e;
@@ -351,8 +353,8 @@ __global__ void repack_weight_kernel(const typename ModeTraits<MODE>::T* __restr
     const int td = static_cast<int>(r % kd);
     const int64_t g = r / kd;
     T v = from_float<T>(0.f);
-    if (ci < cin_g) {
-      v = w[(g * cin_g + ci) * ws0 + col * ws1 + td * ws2 + th * ws3 + tw * ws4];
+    if (ci < cin_g && ci / src_cin == col / src_cout) {
+      v = w[(g * cin_g + ci) * ws0 + (col % src_cout) * ws1 + td * ws2 + th * ws3 + tw * ws4];
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
       if constexpr (MODE == Mode::kTf32) v = __uint_as_float(tf32_rna(v));
 #endif
@@ -383,14 +385,15 @@ cudaError_t launch_igemm(const FwdArgs& a, int64_t blocks, cudaStream_t stream) 
 
 template <Mode MODE>
 cudaError_t launch_repack(const void* w, void* wp, int64_t total, int cin_g, int cin_pad,
-                          int cout_g, const int* k, const int64_t* ws, cudaStream_t stream) {
+                          int cout_g, int dense_g, const int* k, const int64_t* ws,
+                          cudaStream_t stream) {
   using T = typename ModeTraits<MODE>::T;
   constexpr int kThreads = 256;
   const int64_t blocks = (total + kThreads - 1) / kThreads;
   const unsigned grid = static_cast<unsigned>(blocks < 65535 * 16 ? blocks : 65535 * 16);
   repack_weight_kernel<MODE><<<grid, kThreads, 0, stream>>>(
-      static_cast<const T*>(w), static_cast<T*>(wp), total, cin_g, cin_pad, cout_g, k[0], k[1],
-      k[2], ws[0], ws[1], ws[2], ws[3], ws[4]);
+      static_cast<const T*>(w), static_cast<T*>(wp), total, cin_g, cin_pad, cout_g, dense_g,
+      k[0], k[1], k[2], ws[0], ws[1], ws[2], ws[3], ws[4]);
   return cudaGetLastError();
 }
 

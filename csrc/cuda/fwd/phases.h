@@ -45,6 +45,11 @@ struct FwdArgs {
   int box[3] = {};
   int smem_bytes = 0;
   int tap_cap = 0;  // entries of the kernel's tap table: max taps of a phase, rounded up to 4
+  // Fused halo (all phases per CTA): the grid has phases = 1 and each CTA loops over every
+  // phase of its q box, reading one box (all channel chunks) that covers the union of the
+  // phases' halos: along axis i box index b is input q0 + ulo[i] + b, for b < bq + uext[i].
+  int fuse = 0;
+  int ulo[3] = {}, uext[3] = {};
 };
 
 inline int64_t gcd64(int64_t a, int64_t b) {

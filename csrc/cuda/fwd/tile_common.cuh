@@ -77,6 +77,24 @@ __device__ __forceinline__ T from_float(float v) {
   }
 }
 
+// Two 16-bit elements as one 32-bit word, lo in the low half (little-endian memory order).
+template <typename T>
+__device__ __forceinline__ uint32_t pack_pair(T lo, T hi) {
+  static_assert(sizeof(T) == 2, "16-bit types only");
+  return uint32_t(*reinterpret_cast<const unsigned short*>(&lo)) |
+         (uint32_t(*reinterpret_cast<const unsigned short*>(&hi)) << 16);
+}
+
+// Two adjacent elements with one store (p is 2-element aligned).
+template <typename T>
+__device__ __forceinline__ void store_pair(T* p, T lo, T hi) {
+  if constexpr (sizeof(T) == 4) {
+    *reinterpret_cast<float2*>(p) = make_float2(lo, hi);
+  } else {
+    *reinterpret_cast<uint32_t*>(p) = pack_pair(lo, hi);
+  }
+}
+
 // 3xTF32 split x = big + small, both rounded to nearest TF32. The tensor core ignores the low
 // 13 mantissa bits of a TF32 operand (nvcc 13 compiles cvt.rna.tf32 for sm_90 to "+0x1000"
 // without masking, as CUTLASS's round_half_ulp_truncate does), so rounding is one integer add;
@@ -242,8 +260,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::MT][C::NTL][4],
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const T lo = from_float<T>(src[2 * e]), hi = from_float<T>(src[2 * e + 1]);
-            w[e] = uint32_t(*reinterpret_cast<const unsigned short*>(&lo)) |
-                   (uint32_t(*reinterpret_cast<const unsigned short*>(&hi)) << 16);
+            w[e] = pack_pair(lo, hi);
           }
           v = make_uint4(w[0], w[1], w[2], w[3]);
         }

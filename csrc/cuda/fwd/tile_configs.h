@@ -104,6 +104,15 @@ inline constexpr HaloBox kHaloBoxes[] = {
     {128, 4, 4, 8},  {128, 1, 16, 8},
 };
 
+// The fused kernel packs a row's box position in 10 bits per axis.
+constexpr bool halo_boxes_fit_10_bits() {
+  for (const auto& b : kHaloBoxes) {
+    if (b.bqd > 1023 || b.bqh > 1023 || b.bqw > 1023) return false;
+  }
+  return true;
+}
+static_assert(halo_boxes_fit_10_bits(), "kHaloBoxes extents must fit 10 bits");
+
 // 3xTF32 keeps split A and B fragments live; its BN 64 halo tile spilled, so strict fp32 stops
 // at BN 32 there (wider layers take more N tiles).
 constexpr int halo_max_bn(Mode m) { return m == Mode::kTf32x3 ? 32 : kHaloMaxBn; }
@@ -125,12 +134,19 @@ constexpr int kChunkBytes = 16;  // one ldmatrix row / one vector load
 constexpr int kChunks = kBkBytes / kChunkBytes;
 constexpr int kRowBytes = kBkBytes + 16;  // +16 B pad: 8 rows of an ldmatrix hit distinct banks
 
-// Dynamic shared memory of a halo CTA: the y-offset row table, the tap table (tap_cap entries:
-// box offset and weight tap, 4 B each), the B stages, and the halo box [pos][64 B + 16 B pad];
-// the epilogue tile [BM][BN+1] fp32 reuses the B and box bytes.
-constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long long tap_cap) {
-  const long long main = 1LL * kHaloStages * halo_taps_per_stage(bn) * bn * kRowBytes +
-                         halo_pos * kRowBytes;
+// Dynamic shared memory of a halo CTA: the tap table (tap_cap entries: box offset and weight
+// tap, 4 B each), the B stages, and the halo box [pos][64 B + 16 B pad]. Per-phase CTAs
+// (deep_chunks = 0) also hold the y-offset row table, reload the box per channel chunk and let
+// the epilogue tile [BM][BN+1] fp32 reuse the B and box bytes. Fused CTAs keep all deep_chunks
+// chunks of the box for every phase and store straight from registers (no tile), with a
+// phase-independent row table of 12 B per row.
+constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long long tap_cap,
+                                     long long deep_chunks) {
+  const long long stages = 1LL * kHaloStages * halo_taps_per_stage(bn) * bn * kRowBytes;
+  if (deep_chunks > 0) {
+    return 12LL * bm + 8LL * tap_cap + stages + halo_pos * deep_chunks * kRowBytes;
+  }
+  const long long main = stages + halo_pos * kRowBytes;
   const long long epi = 4LL * bm * (bn + 1);
   return 8LL * bm + 8LL * tap_cap + (main > epi ? main : epi);
 }

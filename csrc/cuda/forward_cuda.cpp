@@ -5,10 +5,13 @@
 // CONVT3D_FORCE_REFERENCE=1 (read once, at the first forward) forces the reference kernel, to
 // bisect a suspected fast-path bug without rebuilding.
 //
-// Within the fast path, the v2 halo-tile kernel (fwd/halo_kernel.cuh) takes calls whose
-// non-empty phases have on average >= kHaloMinTaps taps (x reuse across taps pays), when a box
-// of kHaloBoxes fits the shared-memory cap; v1 (igemm) takes the rest. CONVT3D_HALO (read per call)
-// overrides: 0 = never halo, 1 = halo whenever it fits (A/B timing and tests).
+// Within the fast path (plan_halo): small grouped layers may first be densified (densify);
+// strided layers take the fused halo kernel (fwd/halo_kernel.cuh, all phases per CTA) when its
+// measured rule says it pays and its box fits; otherwise the per-phase halo kernel takes calls
+// whose non-empty phases have on average >= kHaloMinTaps taps (x reuse across taps pays), when a
+// box of kHaloBoxes fits the shared-memory cap; v1 (igemm) takes the rest. CONVT3D_HALO (read
+// per call) overrides: 0 = never halo, 1 = per-phase halo whenever it fits, 2 = fused whenever
+// it fits (A/B timing and tests); CONVT3D_DENSE=0 never densifies.
 #include "forward_cuda.h"
 
 #include "fwd/dispatch.h"

@@ -129,12 +129,14 @@ def dense_groups(spec, mode):
     return up(cin, bke) * up(cout, 16) <= g * up(cin // g, bke) * up(cout // g, 16)
 
 
-def halo_smem(bn, pos, tap_cap, deep_chunks, bm=256):
+def halo_smem(bn, pos, tap_cap, deep_chunks, mode, bm=256):
     """halo_smem_bytes (tile_configs.h)."""
     tb = 4 if bn <= 32 else 2  # halo_taps_per_stage
     stages = 4 * tb * bn * 80
     if deep_chunks:
-        return 12 * bm + 8 * tap_cap + stages + pos * deep_chunks * 80
+        tn = 32 if bn == 64 else bn  # warp tile width: BN 64 has two warp columns
+        epi = 8 * 4 * 8 * (tn // 2 + 4) if mode in ("bf16", "fp16") else 0  # per-warp buffers
+        return 12 * bm + epi + 8 * tap_cap + stages + pos * deep_chunks * 80
     return 8 * bm + 8 * tap_cap + max(stages + pos * 80, 4 * bm * (bn + 1))
 
 
@@ -175,14 +177,14 @@ def halo_kind(spec, bn, mode, kvec):
         kvol_cap = -(-math.prod(k) // 4) * 4  # the fused tap table holds every phase's taps
         for box in HALO_BOXES[256]:
             pos = math.prod(box[i] + ext[i] for i in range(3))
-            if halo_smem(bn, pos, kvol_cap, chunks) <= 200 * 1024:
+            if halo_smem(bn, pos, kvol_cap, chunks, mode) <= 200 * 1024:
                 return "fused"
     if auto and (few_taps or dilated or wide_3x):
         return None
     for box in HALO_BOXES[256]:  # bm of every kHaloTiles row
         pos = max((box[0] + a[2]) * (box[1] + b[2]) * (box[2] + c[2])
                   for a in axes[0] for b in axes[1] for c in axes[2])
-        if halo_smem(bn, pos, tap_cap, 0) <= 200 * 1024:
+        if halo_smem(bn, pos, tap_cap, 0, mode) <= 200 * 1024:
             return "halo"
     return None
 

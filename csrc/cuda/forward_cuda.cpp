@@ -166,7 +166,7 @@ bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x
   const double taps_all = double(kvol);
   const BoxChoice best = pick_box(bm, p, ax, x, [&](const fwd::HaloBox& box, int64_t& smem) {
     const int64_t pos = (box.bqd + uext[0]) * int64_t(box.bqh + uext[1]) * (box.bqw + uext[2]);
-    smem = fwd::halo_smem_bytes(bn, bm, pos, tap_cap, chunks);
+    smem = fwd::halo_smem_bytes(bn, bm, pos, tap_cap, chunks, fwd::elem_bytes(f.mode));
     const double tiles0 = double(p.N) * ceil_div(ax[0].q[0], box.bqd) *
                           ceil_div(ax[1].q[0], box.bqh) * ceil_div(ax[2].q[0], box.bqw);
     return tiles0 * (double(chunks) * (double(bm) * taps_all + 4.0 * pos) + double(phases) * bm);
@@ -259,7 +259,7 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
           const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
           cost += tiles * (double(bm) * t + (t > 0 ? 4.0 * pos : 0.0) + bm);
         }
-    smem = fwd::halo_smem_bytes(bn, bm, max_pos, tap_cap, 0);
+    smem = fwd::halo_smem_bytes(bn, bm, max_pos, tap_cap, 0, fwd::elem_bytes(f.mode));
     return cost;
   });
   if (best.box == nullptr) return;

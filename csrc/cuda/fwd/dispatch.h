@@ -39,6 +39,8 @@ inline int chunk_elems(Mode mode) {
   return (mode == Mode::kBf16 || mode == Mode::kFp16) ? 8 : 4;
 }
 
+inline int elem_bytes(Mode mode) { return kChunkBytes / chunk_elems(mode); }
+
 // Elements per kBkBytes K chunk (one pipeline stage, one halo box chunk).
 inline int bk_elems(Mode mode) { return kBkBytes / kChunkBytes * chunk_elems(mode); }
 

@@ -49,7 +49,10 @@ struct HaloCfg : HaloGrid<BN> {
   static constexpr int kTapB = BN * kRowBytes;       // one tap's B rows
   static constexpr int kStageB = TB * kTapB;
   static constexpr int PB = (TB * BN * kChunks + NT - 1) / NT;  // B copies per thread per stage
-  static constexpr int kYoffBytes = FUSED ? BM * 12 : BM * 8;  // row tables
+  // Row tables (and, fused 16-bit, the per-warp store buffers) before the tap table.
+  static constexpr int kWarpBufWords = fused_warp_buf_words(BN);
+  static constexpr int kEpiBytes = FUSED ? int(fused_epi_bytes(BN, kElem)) : 0;
+  static constexpr int kYoffBytes = (FUSED ? BM * 12 : BM * 8) + kEpiBytes;
   static constexpr int kBatch = 4;  // halo chunks per thread in flight (scalar loader)
   static constexpr int kStagesBytes = S * kStageB;
 };
@@ -73,6 +76,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED>::NT,
   int64_t* yrow = reinterpret_cast<int64_t*>(smem);
   int64_t* row_y = yrow;
   uint32_t* row_q = reinterpret_cast<uint32_t*>(smem + 8 * BM);
+  uint32_t* warp_buf = reinterpret_cast<uint32_t*>(smem + 12 * BM);  // fused 16-bit epilogue
   uint32_t* tap_a = reinterpret_cast<uint32_t*>(smem + C::kYoffBytes);  // box byte offset
   int* tap_w = reinterpret_cast<int*>(tap_a + a.tap_cap);             // weight tap offset
   unsigned char* sb = smem + C::kYoffBytes + 8 * a.tap_cap;           // S B stages
@@ -350,6 +354,42 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED>::NT,
         bv[j][e] = bias != nullptr && col < a.cout_g
                        ? to_float(bias[int64_t(g) * a.cout_g + col]) : 0.f;
       }
+    if constexpr (sizeof(T) == 2) {
+      if (a.y_vec) {
+        // 8 rows at a time through this warp's buffer, so every store is 16 bytes of one row
+        // and a warp writes whole 32-byte sectors (column pairs alone write half sectors: the
+        // L2 was the limit, ncu on case 6). Only __syncwarp: the buffer is the warp's own.
+        constexpr int kRowW = C::TN / 2 + 4, kChunksRow = C::TN / 8;
+        uint32_t* buf = warp_buf + warp * C::kWarpBufWords;
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+#pragma unroll
+            for (int j = 0; j < NTL; ++j) {
+              buf[gi * kRowW + 4 * j + ti] =
+                  pack_pair(from_float<T>(acc[i][j][2 * h] + bv[j][0]),
+                            from_float<T>(acc[i][j][2 * h + 1] + bv[j][1]));
+            }
+            __syncwarp();
+#pragma unroll
+            for (int idx = lane; idx < 8 * kChunksRow; idx += 32) {
+              const int row = idx / kChunksRow, c = idx % kChunksRow;
+              const int r = wm * C::TM + i * 16 + 8 * h + row;
+              const uint32_t pk = row_q[r];
+              const int col = n0 + wn * C::TN + 8 * c;
+              if (int(pk & 1023u) < ld && int((pk >> 10) & 1023u) < lh && int(pk >> 20) < lw &&
+                  col < a.cout_g) {
+                *reinterpret_cast<uint4*>(y + pbase + row_y[r] + col) =
+                    *reinterpret_cast<const uint4*>(buf + row * kRowW + 4 * c);
+              }
+            }
+            __syncwarp();
+          }
+        }
+        return;
+      }
+    }
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
 #pragma unroll

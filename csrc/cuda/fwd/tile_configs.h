@@ -138,13 +138,25 @@ constexpr int kRowBytes = kBkBytes + 16;  // +16 B pad: 8 rows of an ldmatrix hi
 // tap, 4 B each), the B stages, and the halo box [pos][64 B + 16 B pad]. Per-phase CTAs
 // (deep_chunks = 0) also hold the y-offset row table, reload the box per channel chunk and let
 // the epilogue tile [BM][BN+1] fp32 reuse the B and box bytes. Fused CTAs keep all deep_chunks
-// chunks of the box for every phase and store straight from registers (no tile), with a
-// phase-independent row table of 12 B per row.
+// chunks of the box for every phase and store from registers (no CTA tile; 16-bit types pass
+// through a small per-warp buffer), with a phase-independent row table of 12 B per row.
+// The fused kernel's per-warp store buffer (16-bit types only): 8 rows of the warp's TN
+// columns, row stride TN / 2 + 4 words (conflict-free pair writes, 16-byte aligned rows).
+constexpr int fused_warp_buf_words(int bn) {
+  return 8 * (bn / halo_tile(bn).warps_n / 2 + 4);
+}
+constexpr long long fused_epi_bytes(int bn, int elem_bytes) {
+  return elem_bytes == 2
+             ? 4LL * halo_tile(bn).warps_m * halo_tile(bn).warps_n * fused_warp_buf_words(bn)
+             : 0;
+}
+
 constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long long tap_cap,
-                                     long long deep_chunks) {
+                                     long long deep_chunks, int elem_bytes) {
   const long long stages = 1LL * kHaloStages * halo_taps_per_stage(bn) * bn * kRowBytes;
   if (deep_chunks > 0) {
-    return 12LL * bm + 8LL * tap_cap + stages + halo_pos * deep_chunks * kRowBytes;
+    return 12LL * bm + fused_epi_bytes(bn, elem_bytes) + 8LL * tap_cap + stages +
+           halo_pos * deep_chunks * kRowBytes;
   }
   const long long main = stages + halo_pos * kRowBytes;
   const long long epi = 4LL * bm * (bn + 1);

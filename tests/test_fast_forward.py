@@ -11,7 +11,6 @@ Results start as NaN (CONVT3D_POISON_OUTPUTS, set by conftest), so an element th
 writes fails `check`.
 """
 import contextlib
-import math
 import os
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import torch.nn.functional as F
 
 import inductor_convt3d as ic
 from conftest import rel_err
+from dispatch_mirror import expected_path
 
 pytestmark = pytest.mark.cuda
 
@@ -91,130 +91,6 @@ def make(spec, dtype, layout="ncdhw", seed=0):
 def geometry_args(spec):
     _, _, _, _, _, s, p, op, d, g, _ = spec
     return list(s), list(p), list(op), list(d), g
-
-
-def axis_taps(size, k, s, p, op, d):
-    """Per phase r of one axis: (number of outputs, number of taps, q-space span - 1, input
-    offset c0 of the first tap)."""
-    out = (size - 1) * s - 2 * p + d * (k - 1) + op + 1
-    res = []
-    for r in range(s):
-        taps = [t for t in range(k) if (r + p - t * d) % s == 0]
-        q = (out - r + s - 1) // s if r < out else 0
-        step = d // math.gcd(s, d)
-        c0 = (r + p - taps[0] * d) // s if taps else 0
-        res.append((q, len(taps), (len(taps) - 1) * step if taps else 0, c0))
-    return res
-
-
-HALO_BOXES = {256: [(2, 8, 16), (1, 16, 16), (4, 4, 16), (1, 8, 32), (2, 4, 32), (4, 8, 8),
-                    (2, 16, 8), (1, 32, 8)],
-              128: [(2, 4, 16), (1, 8, 16), (4, 2, 16), (1, 4, 32), (2, 8, 8), (4, 4, 8),
-                    (1, 16, 8)]}
-
-
-def bk_elems(mode):
-    return 32 if mode in ("bf16", "fp16") else 16
-
-
-def dense_groups(spec, mode):
-    """Mirror of densify (forward_cuda.cpp): groups > 1 with Cin, Cout <= 64 run as one
-    block-diagonal dense layer when that pads to no more MMA work (Cin to 64-byte chunks, Cout
-    to 16)."""
-    _, cin, cout, _, _, _, _, _, _, g, _ = spec
-    if os.environ.get("CONVT3D_DENSE") == "0" or g == 1 or cin > 64 or cout > 64:
-        return False
-    up = lambda v, m: -(-v // m) * m  # noqa: E731
-    bke = bk_elems(mode)
-    return up(cin, bke) * up(cout, 16) <= g * up(cin // g, bke) * up(cout // g, 16)
-
-
-def halo_smem(bn, pos, tap_cap, deep_chunks, mode, bm=256):
-    """halo_smem_bytes (tile_configs.h)."""
-    tb = 4 if bn <= 32 else 2  # halo_taps_per_stage
-    stages = 4 * tb * bn * 80
-    if deep_chunks:
-        tn = 32 if bn == 64 else bn  # warp tile width: BN 64 has two warp columns
-        epi = 8 * 4 * 8 * (tn // 2 + 4) if mode in ("bf16", "fp16") else 0  # per-warp buffers
-        return 12 * bm + epi + 8 * tap_cap + stages + pos * deep_chunks * 80
-    return 8 * bm + 8 * tap_cap + max(stages + pos * 80, 4 * bm * (bn + 1))
-
-
-def halo_kind(spec, bn, mode, kvec):
-    """Mirror of plan_halo (forward_cuda.cpp): "fused", "halo" or None (v1). CONVT3D_HALO unset:
-    the fused kernel (all phases per CTA) for strided layers without dilation, except strict
-    fp32 with Cout/groups > 32, when its box of all channel chunks fits 200 KB and it pays:
-    16-bit with the channel-fast loader (kvec) or >= 256 products per output (Cin/g x taps /
-    phases), fp32 with kvec, at most two channel chunks and < 8 taps per phase; else the
-    per-phase halo kernel when the non-empty phases have on average >= 8 taps, every dilation
-    is 1, strict fp32 has Cout/groups <= 32, and a box fits. CONVT3D_HALO=1 keeps only the
-    per-phase fit; =2 tries fused first wherever it fits; =0 is v1."""
-    _, cin, cout, size, k, s, p, op, d, g, _ = spec
-    env = os.environ.get("CONVT3D_HALO")
-    if env == "0":
-        return None
-    axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
-    taps = [a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2]
-            if a[0] * b[0] * c[0] > 0 and a[1] * b[1] * c[1] > 0]
-    if not taps:
-        return None
-    auto = env not in ("1", "2")
-    dilated = any(v != 1 for v in d)
-    wide_3x = mode == "3xtf32" and cout // g > 32
-    few_taps = sum(taps) < 8 * len(taps)
-    chunks = -(-(cin // g) // bk_elems(mode))
-    if mode in ("bf16", "fp16"):
-        fused_pays = kvec or (cin // g) * math.prod(k) // math.prod(s) >= 256
-    else:
-        fused_pays = kvec and chunks <= 2 and few_taps
-    tap_cap = -(-max(a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2])
-                // 4) * 4
-    if env == "2" or (auto and math.prod(s) > 1 and not dilated and not wide_3x and fused_pays):
-        ext = []
-        for ax in axes:
-            phases = [(c0 - span, c0) for _, nt, span, c0 in ax if nt > 0]
-            ext.append(max(h for _, h in phases) - min(lo for lo, _ in phases))
-        kvol_cap = -(-math.prod(k) // 4) * 4  # the fused tap table holds every phase's taps
-        for box in HALO_BOXES[256]:
-            pos = math.prod(box[i] + ext[i] for i in range(3))
-            if halo_smem(bn, pos, kvol_cap, chunks, mode) <= 200 * 1024:
-                return "fused"
-    if auto and (few_taps or dilated or wide_3x):
-        return None
-    for box in HALO_BOXES[256]:  # bm of every kHaloTiles row
-        pos = max((box[0] + a[2]) * (box[1] + b[2]) * (box[2] + c[2])
-                  for a in axes[0] for b in axes[1] for c in axes[2])
-        if halo_smem(bn, pos, tap_cap, 0, mode) <= 200 * 1024:
-            return "halo"
-    return None
-
-
-def expected_path(x, spec, mode):
-    """The kernel forward_cuda should pick: groups densified per dense_groups ("_dense"); then
-    fused or per-phase halo (BN 16/32/48/64, at most 32 for strict fp32) per halo_kind, else v1
-    igemm (BN from Cout/groups); the 16-byte channel loader exactly when channels are
-    unit-stride, whole 16-byte chunks and 16-byte aligned."""
-    dense = dense_groups(spec, mode)
-    if dense:
-        spec = spec[:9] + (1,) + spec[10:]
-    _, cin, cout, _, _, _, _, _, _, g, _ = spec
-    suffix = "_dense" if dense else ""
-    chunk = 8 if mode in ("bf16", "fp16") else 4
-    kvec = (x.stride(1) == 1 and (cin // g) % chunk == 0 and x.data_ptr() % 16 == 0
-            and all(x.stride(i) % chunk == 0 for i in (0, 2, 3, 4) if x.size(i) > 1))
-    loader = "kvec" if kvec else "mfast"
-    hmax = 32 if mode == "3xtf32" else 64
-    hbn = next((c for c in (16, 32, 48, 64) if c == hmax or cout // g <= c), hmax)
-    kind = halo_kind(spec, hbn, mode, kvec)
-    if kind is not None:
-        return f"{kind}_{mode}_bn{hbn}_{loader}{suffix}"
-    max_bn = 64 if mode == "3xtf32" else 128
-    bn = max_bn
-    for c in (16, 32, 64, 128):
-        if c <= max_bn and cout // g <= c:
-            bn = c
-            break
-    return f"igemm_{mode}_bn{bn}_{loader}{suffix}"
 
 
 # ---- checks ------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ CONVT3D_FORCE_REFERENCE switch and run-to-run determinism.
 Results start as NaN (CONVT3D_POISON_OUTPUTS, set by conftest), so an element the kernel never
 writes fails `check`.
 """
-import contextlib
 import os
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import torch.nn.functional as F
 
 import inductor_convt3d as ic
 from conftest import rel_err
+from inductor_convt3d.bench.precision import tf32_flags as allow_tf32
 from dispatch_mirror import expected_path
 
 pytestmark = pytest.mark.cuda
@@ -36,16 +36,6 @@ PRECISIONS = [
     pytest.param((torch.float32, True, 5e-4, "tf32"), id="tf32"),
     pytest.param((torch.float32, False, 1e-6, "3xtf32"), id="fp32strict"),
 ]
-
-
-@contextlib.contextmanager
-def allow_tf32(flag):
-    old = torch.backends.cudnn.allow_tf32
-    torch.backends.cudnn.allow_tf32 = flag
-    try:
-        yield
-    finally:
-        torch.backends.cudnn.allow_tf32 = old
 
 
 # ---- inputs ------------------------------------------------------------------------------
@@ -297,6 +287,14 @@ def path_of(x, w, spec, tf32=True):
         return ops._forward_path(x, w, *geometry_args(spec))
 
 
+def assert_path_names(spec, cases):
+    """cases: (dtype, allow_tf32, Cout, expected kernel name) for `spec` with that Cout."""
+    for dtype, tf32, cout, expected in cases:
+        s = spec[:2] + (cout,) + spec[3:]
+        (x, w, _), _ = make(s, dtype)
+        assert path_of(x, w, s, tf32) == expected, (dtype, tf32, cout)
+
+
 def test_forward_path_names(monkeypatch):
     monkeypatch.setenv("CONVT3D_HALO", "0")  # v1's names; the halo kernels' below
     spec = (1, 8, 8, (3, 3, 3), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
@@ -311,10 +309,7 @@ def test_forward_path_names(monkeypatch):
         (torch.float64, True, 8, "reference"),
         (torch.float64, False, 8, "reference"),
     ]
-    for dtype, tf32, cout, expected in cases:
-        s = spec[:2] + (cout,) + spec[3:]
-        (x, w, _), _ = make(s, dtype)
-        assert path_of(x, w, s, tf32) == expected, (dtype, tf32, cout)
+    assert_path_names(spec, cases)
     (x, w, _), _ = make(spec, torch.bfloat16)
     assert ops._forward_path(x.cpu(), w.cpu(), *geometry_args(spec)) == "reference"
     assert ops._forward_path(x[:0], w, *geometry_args(spec)) == "none"  # empty output
@@ -514,10 +509,7 @@ def test_halo_path_names():
         (torch.bfloat16, True, 300, "halo_bf16_bn64_mfast"),
         (torch.float64, True, 8, "reference"),
     ]
-    for dtype, tf32, cout, expected in cases:
-        s = spec[:2] + (cout,) + spec[3:]
-        (x, w, _), _ = make(s, dtype)
-        assert path_of(x, w, s, tf32) == expected, (dtype, tf32, cout)
+    assert_path_names(spec, cases)
 
 
 def test_halo_env_switch():

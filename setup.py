@@ -3,7 +3,9 @@
 CPU sources are always built. CUDA sources are built when nvcc and a CUDA build of torch are
 present. Environment switches:
   CONVT3D_CUDA=1 / 0      force / skip the CUDA sources (default: auto-detect)
-  CONVT3D_CUDA_ARCHS      GPU architectures, TORCH_CUDA_ARCH_LIST syntax (default "9.0")
+  CONVT3D_CUDA_ARCHS      GPU architectures, TORCH_CUDA_ARCH_LIST syntax; else TORCH_CUDA_ARCH_LIST;
+                          else "9.0a" (H100 / H200 with wgmma; without "9.0a" the kernels use
+                          mma.sync only)
 """
 import glob
 import os
@@ -55,13 +57,16 @@ def make_extension():
             extra_link_args=LINK_ARGS, py_limited_api=True,
         )
     # Only the architectures asked for: compiling every default arch would blow CI's budget.
-    os.environ.setdefault("TORCH_CUDA_ARCH_LIST", os.environ.get("CONVT3D_CUDA_ARCHS", "9.0"))
+    archs = os.environ.get("CONVT3D_CUDA_ARCHS") or os.environ.get("TORCH_CUDA_ARCH_LIST") or "9.0a"
+    os.environ["TORCH_CUDA_ARCH_LIST"] = archs
     extra = pip_cuda_include_flags()
-    nvcc = ["-O3", "--expt-relaxed-constexpr", "-lineinfo"] + [f"-Xcompiler={f}" for f in extra]
+    # The host picks wgmma kernels only when the binary has sm_90a code (forward_cuda.cpp).
+    defs = ["-DCONVT3D_SM90A"] if "9.0a" in archs.replace(";", " ").split() else []
+    nvcc = ["-O3", "--expt-relaxed-constexpr", "-lineinfo"] + defs + [f"-Xcompiler={f}" for f in extra]
     return CUDAExtension(
         "inductor_convt3d._C",
         cpu_sources + sources("csrc/cuda/*.cpp") + sources("csrc/cuda/**/*.cu"),
-        extra_compile_args={"cxx": cxx + extra, "nvcc": nvcc},
+        extra_compile_args={"cxx": cxx + extra + defs, "nvcc": nvcc},
         extra_link_args=LINK_ARGS, py_limited_api=True,
     )
 

@@ -1,10 +1,12 @@
-"""A/B timing of the fast forward kernels on suite cases: v1 (CONVT3D_HALO=0), per-phase halo
-(=1), fused halo (=2), the automatic choice, and for grouped layers the automatic choice with
-densified groups off (CONVT3D_DENSE=0), in one process (both switches are read per call).
+"""A/B timing of the fast forward kernels on suite cases, in one process (the switches are read
+per call): v1 (CONVT3D_HALO=0), per-phase halo (=1; its wgmma variant where the device has it),
+per-phase halo on mma.sync (=1 with CONVT3D_WGMMA=0), fused halo (=2), the automatic choice,
+and for grouped layers the automatic choice with densified groups off (CONVT3D_DENSE=0).
 Median of CUDA-event timings after warm-up; no cuDNN, no error check (the bench does both).
 A kernel that does not fit a case falls back to the automatic choice, so read the path.
 
-    python scripts/halo_ab.py --cases 6,11,12 --dtypes bf16,tf32 --layouts ncdhw,ndhwc
+    python scripts/halo_ab.py --cases 6,11,12 --dtypes bf16,tf32 --layouts ncdhw,ndhwc \
+        --variants v1,halo,halo_mma,auto
 """
 import argparse
 import os
@@ -15,6 +17,15 @@ import inductor_convt3d  # noqa: F401  (loads the ops)
 from inductor_convt3d.bench.suite import get_cases
 
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_DENSE")
+VARIANTS = {  # column -> the switches it sets (the others unset)
+    "v1": {"CONVT3D_HALO": "0"},
+    "halo": {"CONVT3D_HALO": "1"},
+    "halo_mma": {"CONVT3D_HALO": "1", "CONVT3D_WGMMA": "0"},
+    "fused": {"CONVT3D_HALO": "2"},
+    "auto": {},
+    "nodense": {"CONVT3D_DENSE": "0"},  # grouped layers only
+}
 
 
 def median_ms(fn, warmup=3, iters=15):
@@ -31,15 +42,25 @@ def median_ms(fn, warmup=3, iters=15):
     return sorted(ts)[len(ts) // 2]
 
 
+def set_switches(env):
+    for k in SWITCHES:
+        if k in env:
+            os.environ[k] = env[k]
+        else:
+            os.environ.pop(k, None)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9,10,11,12")
     ap.add_argument("--dtypes", default="bf16,tf32")
     ap.add_argument("--layouts", default="ncdhw,ndhwc")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
     args = ap.parse_args()
+    variants = args.variants.split(",")
     op = torch.ops.convt3d.conv_transpose3d
-    print(f"{'case':>4} {'prec':>5} {'layout':>6} {'v1 ms':>9} {'halo ms':>9} {'fused ms':>9} "
-          f"{'auto ms':>9} {'nodense':>9}  auto path")
+    print(f"{'case':>4} {'prec':>5} {'layout':>6} " + " ".join(f"{v:>9}" for v in variants) +
+          "  auto path (ms)")
     for c in get_cases([int(v) for v in args.cases.split(",")]):
         for prec in args.dtypes.split(","):
             torch.backends.cudnn.allow_tf32 = prec == "tf32"
@@ -53,16 +74,14 @@ def main():
                 call = (xl, w, b, list(a["stride"]), list(a["padding"]), list(a["output_padding"]),
                         list(a["dilation"]), a["groups"])
                 res = {}
-                for env in ("0", "1", "2", "auto", "nodense"):
-                    os.environ["CONVT3D_HALO"] = env if env not in ("auto", "nodense") else ""
-                    os.environ["CONVT3D_DENSE"] = "0" if env == "nodense" else ""
-                    res[env] = median_ms(lambda: op(*call)) if env != "nodense" or c.groups > 1 else float("nan")
-                os.environ["CONVT3D_HALO"] = os.environ["CONVT3D_DENSE"] = ""
+                for v in variants:
+                    set_switches(VARIANTS[v])
+                    skip = v == "nodense" and c.groups == 1
+                    res[v] = float("nan") if skip else median_ms(lambda: op(*call))
+                set_switches({})
                 path = torch.ops.convt3d._forward_path(xl, w, *call[3:])
-                print(f"{c.id:>4} {prec:>5} {layout:>6} {res['0']:>9.4f} {res['1']:>9.4f} {res['2']:>9.4f} "
-                      f"{res['auto']:>9.4f} {res['nodense']:>9.4f}  {path}")
-                os.environ.pop("CONVT3D_DENSE")
-                os.environ.pop("CONVT3D_HALO")
+                print(f"{c.id:>4} {prec:>5} {layout:>6} " +
+                      " ".join(f"{res[v]:>9.4f}" for v in variants) + f"  {path}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """A small, representative run of every CUDA kernel for compute-sanitizer (memcheck, racecheck):
 each fast-path dtype, both layouts, M/channel tails, empty phases, grouped and densified groups,
-v1, per-phase and fused halo kernels, and the reference kernels for all four ops. Sizes are tiny: the sanitizers slow kernels down 10-100x.
+v1, per-phase (wgmma on sm_90, and mma.sync) and fused halo kernels, and the reference kernels
+for all four ops. Sizes are tiny: the sanitizers slow kernels down 10-100x.
 Exits non-zero if any result is wrong, so a clean sanitizer run also means correct output."""
 import os
 import sys
@@ -11,7 +12,9 @@ import torch.nn.functional as F
 import inductor_convt3d  # noqa: F401
 
 ops = torch.ops.convt3d
-CASES = [  # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, HALO]
+# N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, CONVT3D_HALO
+# [, CONVT3D_WGMMA]]
+CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
     # densified groups, fused halo with union boxes
     (1, 32, 24, (4, 5, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4),
@@ -26,6 +29,9 @@ CASES = [  # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilati
     (1, 48, 72, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
     # halo BN 48 (per-copy B mapping) with a column tail
     (1, 24, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
+    # the same two per-phase halo layers on mma.sync (the rows above run wgmma on sm_90)
+    (1, 48, 72, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, "", "0"),
+    (1, 24, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, "", "0"),
     # v1 with several K stages: the multistage cp.async pipeline when channels_last
     (2, 48, 40, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, "0"),
 ]
@@ -38,8 +44,9 @@ def main():
         torch.backends.cudnn.allow_tf32 = tf32
         bound = {torch.bfloat16: 5e-3, torch.float16: 5e-3, torch.float64: 1e-12}.get(
             dtype, 5e-4 if tf32 else 1e-6)
-        for (N, ci, co, size, k, s, p, op, d, g, *halo) in CASES:
-            os.environ["CONVT3D_HALO"] = halo[0] if halo else ""
+        for (N, ci, co, size, k, s, p, op, d, g, *env) in CASES:
+            os.environ["CONVT3D_HALO"] = env[0] if env else ""
+            os.environ["CONVT3D_WGMMA"] = env[1] if len(env) > 1 else ""
             for cl in (False, True):
                 x = torch.randn(N, ci, *size, device="cuda", dtype=dtype)
                 if cl:

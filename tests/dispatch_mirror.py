@@ -102,9 +102,20 @@ def halo_kind(spec, bn, mode, kvec):
     return None
 
 
+def wgmma_expected(device, mode):
+    """Mirror of use_wgmma (forward_cuda.cpp): the per-phase halo kernel's wgmma variant runs in
+    bf16, fp16 and TF32 on a compute capability 9.0 device, unless CONVT3D_WGMMA=0. That
+    assumes this build has sm_90a code, as the default CONVT3D_CUDA_ARCHS does (setup.py)."""
+    import torch
+
+    return (device.type == "cuda" and mode != "3xtf32" and os.environ.get("CONVT3D_WGMMA") != "0"
+            and torch.cuda.get_device_capability(device) == (9, 0))
+
+
 def expected_path(x, spec, mode):
     """The kernel forward_cuda should pick: groups densified per dense_groups ("_dense"); then
-    fused or per-phase halo (BN 16/32/48/64, at most 32 for strict fp32) per halo_kind, else v1
+    fused or per-phase halo (BN 16/32/48/64, at most 32 for strict fp32; its wgmma variant per
+    wgmma_expected) per halo_kind, else v1
     igemm (BN from Cout/groups); the 16-byte channel loader exactly when channels are
     unit-stride, whole 16-byte chunks and 16-byte aligned."""
     dense = dense_groups(spec, mode)
@@ -119,6 +130,8 @@ def expected_path(x, spec, mode):
     hmax = 32 if mode == "3xtf32" else 64
     hbn = next((c for c in (16, 32, 48, 64) if c == hmax or cout // g <= c), hmax)
     kind = halo_kind(spec, hbn, mode, kvec)
+    if kind == "halo" and wgmma_expected(x.device, mode):
+        kind = "halo_wgmma"
     if kind is not None:
         return f"{kind}_{mode}_bn{hbn}_{loader}{suffix}"
     max_bn = 64 if mode == "3xtf32" else 128

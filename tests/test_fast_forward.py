@@ -22,7 +22,7 @@ import torch.nn.functional as F
 import inductor_convt3d as ic
 from conftest import rel_err
 from inductor_convt3d.bench.precision import tf32_flags as allow_tf32
-from dispatch_mirror import expected_path
+from dispatch_mirror import expected_path, wgmma_expected
 
 pytestmark = pytest.mark.cuda
 
@@ -365,12 +365,21 @@ def test_bitwise_deterministic(layout, precision):
 
 # ---- v2 halo tile (fwd/halo_kernel.cuh): each edge category again. These tests force the
 # halo kernel (CONVT3D_HALO=1, read per call), so dilated and wide strict-fp32 geometries, which
-# auto mode sends to v1, still exercise it ------------------------------------------------------
+# auto mode sends to v1, still exercise it; each runs twice, with the wgmma variant where the
+# device has it (sm_90) and with mma.sync (CONVT3D_WGMMA=0) ------------------------------------
 
 
-@pytest.fixture
-def force_halo(monkeypatch):
+@pytest.fixture(params=["wgmma", "mma"])
+def force_halo(request, monkeypatch):
     monkeypatch.setenv("CONVT3D_HALO", "1")
+    if request.param == "mma":
+        monkeypatch.setenv("CONVT3D_WGMMA", "0")
+
+
+def halo_name(mode, rest):
+    """The per-phase halo kernel's name for `mode`: halo_wgmma_... where wgmma runs."""
+    kind = "halo_wgmma" if wgmma_expected(torch.device(DEVICE), mode) else "halo"
+    return f"{kind}_{mode}_{rest}"
 
 
 HALO_PHASE_CASES = [
@@ -469,7 +478,7 @@ def test_halo_loader_is_chosen_only_when_legal():
                            ("cl_narrow8", "kvec")]:
         (x, w, _), _ = make(spec, torch.bfloat16, layout)
         path = ops._forward_path(x, w, *geometry_args(spec))
-        assert path == f"halo_bf16_bn32_{loader}", (layout, path)
+        assert path == halo_name("bf16", f"bn32_{loader}"), (layout, path)
 
 
 @pytest.mark.usefixtures("force_halo")
@@ -499,14 +508,14 @@ def test_halo_bitwise_deterministic(layout, precision):
 def test_halo_path_names():
     spec = (1, 8, 8, (3, 3, 3), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
     cases = [  # (dtype, tf32, Cout, expected)
-        (torch.bfloat16, True, 8, "halo_bf16_bn16_mfast"),
-        (torch.float16, True, 17, "halo_fp16_bn32_mfast"),
-        (torch.float32, True, 48, "halo_tf32_bn48_mfast"),
-        (torch.bfloat16, True, 49, "halo_bf16_bn64_mfast"),
-        (torch.float32, True, 100, "halo_tf32_bn64_mfast"),
-        (torch.float32, False, 48, "halo_3xtf32_bn32_mfast"),
+        (torch.bfloat16, True, 8, halo_name("bf16", "bn16_mfast")),
+        (torch.float16, True, 17, halo_name("fp16", "bn32_mfast")),
+        (torch.float32, True, 48, halo_name("tf32", "bn48_mfast")),
+        (torch.bfloat16, True, 49, halo_name("bf16", "bn64_mfast")),
+        (torch.float32, True, 100, halo_name("tf32", "bn64_mfast")),
+        (torch.float32, False, 48, "halo_3xtf32_bn32_mfast"),  # 3xTF32: mma.sync only
         (torch.float32, False, 16, "halo_3xtf32_bn16_mfast"),
-        (torch.bfloat16, True, 300, "halo_bf16_bn64_mfast"),
+        (torch.bfloat16, True, 300, halo_name("bf16", "bn64_mfast")),
         (torch.float64, True, 8, "reference"),
     ]
     assert_path_names(spec, cases)
@@ -528,11 +537,12 @@ def test_halo_env_switch():
             ok = ((y.double().cpu() - ref).norm() / ref.norm()).item() < 5e-3
             print(torch.ops.convt3d._forward_path(x, w, *args), ok)
     """)
+    halo = halo_name("bf16", "bn16_mfast")
     for value, expected in [
             ("0", ["igemm_bf16_bn16_mfast", "True", "igemm_bf16_bn16_mfast", "True"]),
-            ("1", ["halo_bf16_bn16_mfast", "True", "halo_bf16_bn16_mfast", "True"]),
+            ("1", [halo, "True", halo, "True"]),
             ("2", ["fused_bf16_bn16_mfast", "True", "fused_bf16_bn16_mfast", "True"]),
-            ("", ["halo_bf16_bn16_mfast", "True", "igemm_bf16_bn16_mfast", "True"])]:
+            ("", [halo, "True", "igemm_bf16_bn16_mfast", "True"])]:
         env = dict(os.environ, CONVT3D_HALO=value)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, timeout=600)
@@ -578,7 +588,8 @@ def test_halo_auto_rule(monkeypatch):
     ]:
         (x, w, _), _ = make(spec, dtype, layout)
         path = path_of(x, w, spec, tf32)
-        assert path.startswith(f"{kind}_{mode}_"), (spec, layout, mode, path)
+        prefix = halo_name(mode, "") if kind == "halo" else f"{kind}_{mode}_"
+        assert path.startswith(prefix), (spec, layout, mode, path)
         assert path == expected_path(x, spec, mode), path
 
 

@@ -11,7 +11,9 @@
 // whose non-empty phases have on average >= kHaloMinTaps taps (x reuse across taps pays), when a
 // box of kHaloBoxes fits the shared-memory cap; v1 (igemm) takes the rest. CONVT3D_HALO (read
 // per call) overrides: 0 = never halo, 1 = per-phase halo whenever it fits, 2 = fused whenever
-// it fits (A/B timing and tests); CONVT3D_DENSE=0 never densifies.
+// it fits (A/B timing and tests); CONVT3D_DENSE=0 never densifies. On an sm_90 device with a
+// build that has sm_90a, the per-phase halo kernel runs its wgmma variant (fwd/wgmma.cuh) in
+// bf16, fp16 and TF32; CONVT3D_WGMMA=0 (read per call) keeps it on mma.sync.
 #include "forward_cuda.h"
 
 #include "fwd/dispatch.h"
@@ -48,6 +50,22 @@ int halo_env() {
   if (e != nullptr && std::strcmp(e, "1") == 0) return 1;
   if (e != nullptr && std::strcmp(e, "2") == 0) return 2;
   return -1;  // auto
+}
+
+// wgmma kernels exist only in builds for sm_90a (setup.py defines CONVT3D_SM90A), and an sm_90a
+// binary runs only on compute capability 9.0 exactly.
+bool use_wgmma(fwd::Mode mode, const at::Tensor& x) {
+#if defined(CONVT3D_SM90A)
+  if (mode == fwd::Mode::kTf32x3) return false;  // three-term split: mma.sync only
+  const char* e = std::getenv("CONVT3D_WGMMA");
+  if (e != nullptr && std::strcmp(e, "0") == 0) return false;
+  const auto* prop = at::cuda::getDeviceProperties(x.get_device());
+  return prop->major == 9 && prop->minor == 0;
+#else
+  (void)mode;
+  (void)x;
+  return false;
+#endif
 }
 
 constexpr int64_t kHaloMinTaps = 8;
@@ -266,7 +284,10 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int64_t n_tiles = ceil_div(p.Cout_g, bn);
   const double blocks = double(n_tiles) * double(phases) * double(best.tiles0) * double(p.groups);
   if (blocks > double(kIntMax)) return;
-  use_box(f, best, bn, tap_cap, n_tiles, n_tiles * phases * best.tiles0 * p.groups, "halo");
+  const bool wg = use_wgmma(f.mode, x);
+  use_box(f, best, bn, tap_cap, n_tiles, n_tiles * phases * best.tiles0 * p.groups,
+          wg ? "halo_wgmma" : "halo");
+  f.args.wg = wg ? 1 : 0;
 }
 
 // Small grouped layers run as one block-diagonal dense layer when that pads less: each

@@ -29,18 +29,23 @@
 
 #include "launch.h"
 #include "tile_common.cuh"
+#include "wgmma.cuh"
 
 namespace convt3d {
 namespace fwd {
 
-template <int BN>
-using HaloGrid = WarpGrid<BN, halo_tile(BN).bm, halo_tile(BN).warps_m, halo_tile(BN).warps_n>;
+template <int BN, bool WG>
+using HaloGrid = WarpGrid<BN, halo_tile(BN, WG).bm, halo_tile(BN, WG).warps_m,
+                          halo_tile(BN, WG).warps_n>;
 
-template <Mode MODE, int BN, bool KVEC, bool FUSED>
-struct HaloCfg : HaloGrid<BN> {
+// WG: the MMAs are wgmma (wgmma.cuh; per-phase kernel only, not 3xTF32), B in the descriptor
+// layout [chunk][n][16 B] per tap instead of [n][64 B + pad].
+template <Mode MODE, int BN, bool KVEC, bool FUSED, bool WG = false>
+struct HaloCfg : HaloGrid<BN, WG> {
   static_assert(halo_tile(BN).bn == BN && BN <= kHaloMaxBn, "halo BN must be a kHaloTiles row");
-  using HaloGrid<BN>::BM;
-  using HaloGrid<BN>::NT;
+  static_assert(!WG || (!FUSED && MODE != Mode::kTf32x3), "wgmma: per-phase, one-term modes");
+  using HaloGrid<BN, WG>::BM;
+  using HaloGrid<BN, WG>::NT;
   using T = typename ModeTraits<MODE>::T;
   static constexpr int kElem = sizeof(T);
   static constexpr int KRUN = kChunkBytes / kElem;
@@ -57,14 +62,15 @@ struct HaloCfg : HaloGrid<BN> {
   static constexpr int kStagesBytes = S * kStageB;
 };
 
-template <Mode MODE, int BN, bool KVEC, bool FUSED>
-__global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED>::NT,
-                                  HaloCfg<MODE, BN, KVEC, FUSED>::kMinBlocks)
+template <Mode MODE, int BN, bool KVEC, bool FUSED, bool WG>
+__global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
+                                  HaloCfg<MODE, BN, KVEC, FUSED, WG>::kMinBlocks)
     halo_fwd_kernel(const __grid_constant__ FwdArgs a) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800) || \
+    (defined(__CUDA_ARCH__) && WG && !defined(__CUDA_ARCH_FEAT_SM90_ALL))
   __trap();
 #else
-  using C = HaloCfg<MODE, BN, KVEC, FUSED>;
+  using C = HaloCfg<MODE, BN, KVEC, FUSED, WG>;
   using T = typename C::T;
   constexpr int BM = C::BM, NT = C::NT, MT = C::MT, NTL = C::NTL, KRUN = C::KRUN, BK = C::BK;
   constexpr int S = C::S, TB = C::TB;
@@ -262,7 +268,9 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED>::NT,
     b_tt[j] = idx < TB * R ? idx / R : (1 << 28);  // past every tap: never copied
     b_col_ok[j] = n0 + nn < a.cout_g;
     b_off_g[j] = (n0 + nn) * a.cin_pad + b_kc[j] * KRUN;  // < one group's weight
-    b_dst[j] = sb_addr + b_tt[j] * C::kTapB + nn * kRowBytes + b_kc[j] * kChunkBytes;
+    b_dst[j] = sb_addr + b_tt[j] * C::kTapB +
+               (WG ? b_kc[j] * BN * kChunkBytes + nn * kChunkBytes
+                   : nn * kRowBytes + b_kc[j] * kChunkBytes);
     if (kUniformB) break;  // j > 0 differs only by whole taps (NT / R of them)
   }
   auto load_b = [&](int buf, int ci0, int t0, int tbase, int tcount) {
@@ -316,21 +324,56 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED>::NT,
 
   float acc[MT][NTL][4];
   // The MMAs of one B stage: its taps t0.. (< tcount) of the phase whose table starts at base,
-  // A from box chunk offset cbase.
-  auto mma_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase) {
+  // A from box chunk offset cbase; nks = 1 when the chunk's second 32 bytes of K are all past
+  // Cin/g (zeros: their MMAs are skipped).
+  auto mma_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase, int nks) {
+    if constexpr (WG) {
+      // Per K step of 32 bytes: ldmatrix the warp's A fragments, then one wgmma per m16
+      // fragment (the warpgroup's four warps make its 64 rows) with B from this stage. One
+      // step stays in flight while the next step's A loads (two register sets); the stage
+      // ends with every wgmma done, so the next barrier may hand its B buffer to the loader.
+      const uint32_t bstage = sb_addr + buf * C::kStageB;
 #pragma unroll
-    for (int tt = 0; tt < TB; ++tt) {
-      const int t = t0 + tt;
-      if (t < tcount) {
-        const uint32_t off = tap_a[base + t] + cbase;
-        uint32_t a_addr[MT];
+      for (int tt = 0; tt < TB; ++tt) {
+        const int t = t0 + tt;
+        if (t < tcount) {
+          const uint32_t off = tap_a[base + t] + cbase;
 #pragma unroll
-        for (int i = 0; i < MT; ++i) a_addr[i] = a_lane[i] + off;
-        warp_mma_stage<MODE, MT, NTL, false>(
-            acc, a_addr, sb_addr + buf * C::kStageB + tt * C::kTapB + b_off);
+          for (int ks = 0; ks < kChunks / 2; ++ks) {
+            if (ks < nks) {
+              uint32_t af[MT][4];
+#pragma unroll
+              for (int i = 0; i < MT; ++i) ldmatrix_x4(af[i], a_lane[i] + off + ks * 32);
+              const uint64_t desc = wgmma_desc(bstage + tt * C::kTapB + ks * 2 * BN * kChunkBytes,
+                                               BN * kChunkBytes, 8 * kChunkBytes);
+              wgmma_fence();
+#pragma unroll
+              for (int i = 0; i < MT; ++i) wgmma_step<MODE, BN>(acc[i], af[i], desc);
+              wgmma_commit();
+              wgmma_wait<1>();
+            }
+          }
+        }
+      }
+      wgmma_wait<0>();
+      wgmma_fence_acc(acc);
+    } else {
+#pragma unroll
+      for (int tt = 0; tt < TB; ++tt) {
+        const int t = t0 + tt;
+        if (t < tcount) {
+          const uint32_t off = tap_a[base + t] + cbase;
+          uint32_t a_addr[MT];
+#pragma unroll
+          for (int i = 0; i < MT; ++i) a_addr[i] = a_lane[i] + off;
+          warp_mma_stage<MODE, MT, NTL, false>(
+              acc, a_addr, sb_addr + buf * C::kStageB + tt * C::kTapB + b_off, nks);
+        }
       }
     }
   };
+  // K steps of 32 bytes in chunk c (2, or 1 when the rest of the chunk is channel padding).
+  auto chunk_ks = [&](int c) { return a.cin_g - c * BK > BK / 2 ? 2 : 1; };
   // Fused epilogue, straight from the accumulators (no shared tile, no barrier, so the B
   // pipeline keeps running): this thread's rows wm*TM + i*16 + gi (+8), columns
   // wn*TN + j*8 + 2*ti (+1) of phase (rd, rh, rw). A row's y offset is the phase's base plus
@@ -473,10 +516,11 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED>::NT,
         } else {
           cp_async_wait<S - 2>();
         }
+        if constexpr (WG) fence_proxy_async();
         __syncthreads();
         if (st + S - 1 < nst) issue_next((st + S - 1) % S);
         cp_async_commit();
-        mma_stage(st % S, sub * TB, 0, taps, 0u);
+        mma_stage(st % S, sub * TB, 0, taps, 0u, chunk_ks(c));
         if (++sub == spc) {
           sub = 0;
           ++c;
@@ -558,7 +602,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED>::NT,
             __syncthreads();
             issue_next((gst + S - 1) % S);
             cp_async_commit();
-            mma_stage(gst % S, sub * TB, base, tp, c * chunk_bytes);
+            mma_stage(gst % S, sub * TB, base, tp, c * chunk_bytes, chunk_ks(c));
           }
         }
       }
@@ -578,8 +622,13 @@ cudaError_t launch_halo(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   if constexpr (BN > halo_max_bn(MODE)) {
     return cudaErrorInvalidValue;  // not a configuration of this mode; no kernel compiled
   } else {
-    auto kernel = a.fuse ? halo_fwd_kernel<MODE, BN, KVEC, true>
-                         : halo_fwd_kernel<MODE, BN, KVEC, false>;
+    auto kernel = a.fuse ? halo_fwd_kernel<MODE, BN, KVEC, true, false>
+                         : halo_fwd_kernel<MODE, BN, KVEC, false, false>;
+    if constexpr (MODE != Mode::kTf32x3) {
+      if (a.wg) kernel = halo_fwd_kernel<MODE, BN, KVEC, false, true>;
+    } else if (a.wg) {
+      return cudaErrorInvalidValue;  // 3xTF32 has no wgmma kernel
+    }
     if (a.smem_bytes > 48 * 1024) {
       const cudaError_t e =
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, a.smem_bytes);

@@ -50,6 +50,8 @@ struct FwdArgs {
   // phases' halos: along axis i box index b is input q0 + ulo[i] + b, for b < bq + uext[i].
   int fuse = 0;
   int ulo[3] = {}, uext[3] = {};
+  // Per-phase halo only: 1 runs its wgmma variant (sm_90a build on an sm_90 device).
+  int wg = 0;
 };
 
 inline int64_t gcd64(int64_t a, int64_t b) {

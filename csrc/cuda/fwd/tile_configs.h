@@ -87,6 +87,21 @@ constexpr int kHaloMaxBn = 64;
 
 constexpr TileConfig halo_tile(int bn) { return find_tile(kHaloTiles, bn); }
 
+// The wgmma variant of the per-phase halo kernel (sm_90a, wgmma.cuh): two warpgroups of four
+// warps, each warp 32 rows x all BN columns, so one wgmma covers 64 rows x BN of a warpgroup.
+// Same BM and B stages as kHaloTiles, so the box choice and shared memory are the same.
+inline constexpr TileConfig kHaloWgTiles[] = {
+    // bn,  bm, warps_m, warps_n        warp tile   accumulators/thread
+    {16, 256, 8, 1},                 // 32 x 16     16
+    {32, 256, 8, 1},                 // 32 x 32     32
+    {48, 256, 8, 1},                 // 32 x 48     48
+    {64, 256, 8, 1},                 // 32 x 64     64
+};
+
+constexpr TileConfig halo_tile(int bn, bool wg) {
+  return wg ? find_tile(kHaloWgTiles, bn) : find_tile(kHaloTiles, bn);
+}
+
 // The weight streams through kHaloStages cp.async stages of halo_taps_per_stage(BN) taps each,
 // so about (stages - 1) x taps-per-stage taps of B are in flight while one stage multiplies
 // (the L2 latency is several taps' worth of MMAs), with one barrier per stage.

@@ -1,0 +1,91 @@
+// Warpgroup MMA (wgmma, sm_90a) for the halo kernel: the A operand comes from registers, loaded
+// with ldmatrix exactly as for mma.sync (so rows may be any box positions), and B is read by the
+// tensor core straight from shared memory through a matrix descriptor, so a warp issues one
+// instruction per 16 rows x BN columns x one K step instead of BN / 8 mma.sync and the B
+// ldmatrix. Without sm_90a (other archs, or a build without "9.0a") the functions trap; the
+// host only selects wgmma kernels when the build has sm_90a and the device is sm_90.
+#pragma once
+
+#include "mode.h"
+#include "wgmma_ops.cuh"
+
+#include <cstdint>
+
+namespace convt3d {
+namespace fwd {
+
+// B descriptor, no swizzle ("interleave"), K-major: core matrices of 8 rows (n) x 16 bytes (k),
+// each 128 contiguous bytes; the next 8 rows are sbo bytes on, the next 16 bytes of K lbo bytes
+// on. All addresses and offsets are in 16-byte units, 14 bits each.
+__device__ __forceinline__ uint64_t wgmma_desc(uint32_t smem_addr, uint32_t lbo, uint32_t sbo) {
+  return uint64_t((smem_addr & 0x3ffffu) >> 4) | (uint64_t(lbo >> 4) << 16) |
+         (uint64_t(sbo >> 4) << 32);
+}
+
+// Orders this thread's register writes (A fragments, zeroed or read accumulators) before the
+// wgmma that follows.
+__device__ __forceinline__ void wgmma_fence() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+// wgmma reads shared memory through the async proxy; B arrives by cp.async (generic proxy), so
+// each thread fences its completed copies before the barrier that publishes them.
+__device__ __forceinline__ void fence_proxy_async() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wgmma_commit() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most N committed groups of this warpgroup are still in flight.
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// Keeps the compiler from moving reads or writes of the accumulators across a wgmma fence or
+// wait (it does not know the wgmma writes them asynchronously).
+template <int MT, int NTL>
+__device__ __forceinline__ void wgmma_fence_acc(float (&acc)[MT][NTL][4]) {
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NTL; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) asm volatile("" : "+f"(acc[i][j][c])::"memory");
+}
+
+// acc (this warp's 16 rows of a 64-row wgmma, N = BN columns) += A (one K step) x B.
+template <Mode MODE, int BN>
+__device__ __forceinline__ void wgmma_step(float (&acc)[BN / 8][4], const uint32_t (&a)[4],
+                                           uint64_t desc) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CONVT3D_WGMMA_CASE(N)                                       \
+  if constexpr (BN == N) {                                          \
+    if constexpr (MODE == Mode::kBf16) wgmma_bf16_n##N(acc, a, desc); \
+    if constexpr (MODE == Mode::kFp16) wgmma_f16_n##N(acc, a, desc);  \
+    if constexpr (MODE == Mode::kTf32) wgmma_tf32_n##N(acc, a, desc); \
+  }
+  CONVT3D_WGMMA_CASE(16)
+  CONVT3D_WGMMA_CASE(32)
+  CONVT3D_WGMMA_CASE(48)
+  CONVT3D_WGMMA_CASE(64)
+#undef CONVT3D_WGMMA_CASE
+#else
+  __trap();
+#endif
+}
+
+}  // namespace fwd
+}  // namespace convt3d

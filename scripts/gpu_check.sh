@@ -18,6 +18,9 @@ summary=()
 # process (seen for AOTInductor packages even without convt3d: scripts/aoti_control.py). Build
 # extensions and Inductor C++ with the system compiler, which links the shared libstdc++.
 if [[ "${CXX:-}" == /opt/gcc/* && -x /usr/bin/g++ ]]; then export CXX=/usr/bin/g++ CC=/usr/bin/gcc; fi
+# The H100/H200 build (wgmma kernels), whatever TORCH_CUDA_ARCH_LIST the image sets.
+export CONVT3D_CUDA_ARCHS=${CONVT3D_CUDA_ARCHS:-9.0a}
+echo "CONVT3D_CUDA_ARCHS=$CONVT3D_CUDA_ARCHS (image TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST-unset})"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())"
 

@@ -365,21 +365,20 @@ def test_bitwise_deterministic(layout, precision):
 
 # ---- v2 halo tile (fwd/halo_kernel.cuh): each edge category again. These tests force the
 # halo kernel (CONVT3D_HALO=1, read per call), so dilated and wide strict-fp32 geometries, which
-# auto mode sends to v1, still exercise it; each runs twice, with the wgmma variant where the
-# device has it (sm_90) and with mma.sync (CONVT3D_WGMMA=0) ------------------------------------
+# auto mode sends to v1, still exercise it; each runs twice, with the wgmma variant forced where
+# the device has it (sm_90, CONVT3D_WGMMA=1) and with mma.sync (=0) -----------------------------
 
 
 @pytest.fixture(params=["wgmma", "mma"])
 def force_halo(request, monkeypatch):
     monkeypatch.setenv("CONVT3D_HALO", "1")
-    if request.param == "mma":
-        monkeypatch.setenv("CONVT3D_WGMMA", "0")
+    monkeypatch.setenv("CONVT3D_WGMMA", "1" if request.param == "wgmma" else "0")
 
 
-def halo_name(mode, rest):
-    """The per-phase halo kernel's name for `mode`: halo_wgmma_... where wgmma runs."""
-    kind = "halo_wgmma" if wgmma_expected(torch.device(DEVICE), mode) else "halo"
-    return f"{kind}_{mode}_{rest}"
+def halo_name(mode, bn, loader):
+    """The per-phase halo kernel's name: halo_wgmma_... where the wgmma variant runs."""
+    wg = wgmma_expected(torch.device(DEVICE), mode, bn, loader == "kvec")
+    return f"{'halo_wgmma' if wg else 'halo'}_{mode}_bn{bn}_{loader}"
 
 
 HALO_PHASE_CASES = [
@@ -478,7 +477,7 @@ def test_halo_loader_is_chosen_only_when_legal():
                            ("cl_narrow8", "kvec")]:
         (x, w, _), _ = make(spec, torch.bfloat16, layout)
         path = ops._forward_path(x, w, *geometry_args(spec))
-        assert path == halo_name("bf16", f"bn32_{loader}"), (layout, path)
+        assert path == halo_name("bf16", 32, loader), (layout, path)
 
 
 @pytest.mark.usefixtures("force_halo")
@@ -508,14 +507,14 @@ def test_halo_bitwise_deterministic(layout, precision):
 def test_halo_path_names():
     spec = (1, 8, 8, (3, 3, 3), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
     cases = [  # (dtype, tf32, Cout, expected)
-        (torch.bfloat16, True, 8, halo_name("bf16", "bn16_mfast")),
-        (torch.float16, True, 17, halo_name("fp16", "bn32_mfast")),
-        (torch.float32, True, 48, halo_name("tf32", "bn48_mfast")),
-        (torch.bfloat16, True, 49, halo_name("bf16", "bn64_mfast")),
-        (torch.float32, True, 100, halo_name("tf32", "bn64_mfast")),
+        (torch.bfloat16, True, 8, halo_name("bf16", 16, "mfast")),
+        (torch.float16, True, 17, halo_name("fp16", 32, "mfast")),
+        (torch.float32, True, 48, halo_name("tf32", 48, "mfast")),
+        (torch.bfloat16, True, 49, halo_name("bf16", 64, "mfast")),
+        (torch.float32, True, 100, halo_name("tf32", 64, "mfast")),
         (torch.float32, False, 48, "halo_3xtf32_bn32_mfast"),  # 3xTF32: mma.sync only
         (torch.float32, False, 16, "halo_3xtf32_bn16_mfast"),
-        (torch.bfloat16, True, 300, halo_name("bf16", "bn64_mfast")),
+        (torch.bfloat16, True, 300, halo_name("bf16", 64, "mfast")),
         (torch.float64, True, 8, "reference"),
     ]
     assert_path_names(spec, cases)
@@ -537,7 +536,7 @@ def test_halo_env_switch():
             ok = ((y.double().cpu() - ref).norm() / ref.norm()).item() < 5e-3
             print(torch.ops.convt3d._forward_path(x, w, *args), ok)
     """)
-    halo = halo_name("bf16", "bn16_mfast")
+    halo = halo_name("bf16", 16, "mfast")
     for value, expected in [
             ("0", ["igemm_bf16_bn16_mfast", "True", "igemm_bf16_bn16_mfast", "True"]),
             ("1", [halo, "True", halo, "True"]),
@@ -555,8 +554,10 @@ def test_halo_auto_rule(monkeypatch):
     without dilation take the fused kernel when it pays (16-bit with channels_last x or >= 256
     products per output; fp32 with channels_last x, <= 2 chunks, few taps) and its box fits;
     otherwise the per-phase halo kernel from 8 taps per phase on average, v1 below that, with
-    dilation, and for strict fp32 wider than the halo's 3xTF32 BN cap of 32."""
+    dilation, and for strict fp32 wider than the halo's 3xTF32 BN cap of 32. On sm_90 the
+    per-phase kernel runs its wgmma variant for bf16/fp16 channels_last at BN 64."""
     monkeypatch.delenv("CONVT3D_HALO", raising=False)
+    monkeypatch.delenv("CONVT3D_WGMMA", raising=False)
     base = (1, 8, 16, (3, 4, 5), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
     dilated = base[:8] + ((2, 2, 2),) + base[9:]
     wide = base[:2] + (48,) + base[3:]
@@ -567,6 +568,7 @@ def test_halo_auto_rule(monkeypatch):
     k4s2_deep = k4s2[:1] + (1024,) + k4s2[2:]  # 8 taps per phase: per-phase halo
     k3s2_dil = k3s2[:8] + ((2, 2, 2),) + k3s2[9:]
     k3s2_wide = k3s2[:2] + (48,) + k3s2[3:]
+    base64 = base[:2] + (64,) + base[3:]  # BN 64: the wgmma variant on sm_90 with kvec 16-bit
     bf, f32 = torch.bfloat16, torch.float32
     for spec, dtype, tf32, layout, mode, kind in [
         (k4s2, bf, True, "cl", "bf16", "fused"),
@@ -585,12 +587,19 @@ def test_halo_auto_rule(monkeypatch):
         (base, f32, False, "ncdhw", "3xtf32", "halo"),
         (wide, f32, False, "ncdhw", "3xtf32", "igemm"),
         (wide, f32, True, "ncdhw", "tf32", "halo"),
+        (base64, bf, True, "cl", "bf16", "halo"),
+        (base64, bf, True, "ncdhw", "bf16", "halo"),
+        (base64, f32, True, "cl", "tf32", "halo"),
     ]:
         (x, w, _), _ = make(spec, dtype, layout)
         path = path_of(x, w, spec, tf32)
-        prefix = halo_name(mode, "") if kind == "halo" else f"{kind}_{mode}_"
-        assert path.startswith(prefix), (spec, layout, mode, path)
+        prefixes = ((f"halo_{mode}_", f"halo_wgmma_{mode}_") if kind == "halo"
+                    else (f"{kind}_{mode}_",))
+        assert path.startswith(prefixes), (spec, layout, mode, path)
         assert path == expected_path(x, spec, mode), path
+    if torch.cuda.get_device_capability() == (9, 0):  # the default build has sm_90a code
+        (x, w, _), _ = make(base64, bf, "cl")
+        assert path_of(x, w, base64, True) == "halo_wgmma_bf16_bn64_kvec"
 
 
 # ---- fused halo (all phases per CTA) and densified groups ---------------------------------

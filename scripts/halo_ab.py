@@ -1,6 +1,7 @@
 """A/B timing of the fast forward kernels on suite cases, in one process (the switches are read
 per call): v1 (CONVT3D_HALO=0), per-phase halo (=1; its wgmma variant where the device has it),
-per-phase halo on mma.sync (=1 with CONVT3D_WGMMA=0), fused halo (=2), the automatic choice,
+per-phase halo on mma.sync (=1 with CONVT3D_WGMMA=0), per-phase halo reloading its box per
+chunk (=1 with CONVT3D_BOX_STREAM=0), fused halo (=2), the automatic choice,
 and for grouped layers the automatic choice with densified groups off (CONVT3D_DENSE=0).
 Median of CUDA-event timings after warm-up; no cuDNN, no error check (the bench does both).
 A kernel that does not fit a case falls back to the automatic choice, so read the path.
@@ -17,11 +18,12 @@ import inductor_convt3d  # noqa: F401  (loads the ops)
 from inductor_convt3d.bench.suite import get_cases
 
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_DENSE")
+SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENSE")
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
     "halo": {"CONVT3D_HALO": "1"},
     "halo_mma": {"CONVT3D_HALO": "1", "CONVT3D_WGMMA": "0"},
+    "halo_reload": {"CONVT3D_HALO": "1", "CONVT3D_BOX_STREAM": "0"},
     "fused": {"CONVT3D_HALO": "2"},
     "auto": {},
     "nodense": {"CONVT3D_DENSE": "0"},  # grouped layers only

@@ -483,8 +483,11 @@ def test_halo_loader_is_chosen_only_when_legal():
 @pytest.mark.usefixtures("force_halo")
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", ["ncdhw", "cl"])
-def test_halo_long_reduction(layout, precision):
-    # K = 96 channels x 75 taps = 7200 (three channel chunks of the box in bf16, six in fp32)
+@pytest.mark.parametrize("stream", ["1", "0"])
+def test_halo_long_reduction(stream, layout, precision, monkeypatch):
+    # K = 96 channels x 75 taps = 7200 (three channel chunks of the box in bf16, six in fp32);
+    # channels_last streams the box through two buffers unless CONVT3D_BOX_STREAM=0.
+    monkeypatch.setenv("CONVT3D_BOX_STREAM", stream)
     spec = (1, 96, 24, (3, 4, 5), (3, 5, 5), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True)
     run(spec, precision, layout, kernel="halo")
 

@@ -14,7 +14,9 @@
 // it fits (A/B timing and tests); CONVT3D_DENSE=0 never densifies. On an sm_90 device with a
 // build that has sm_90a, the per-phase halo kernel may run its wgmma variant (fwd/wgmma.cuh):
 // automatically where it measured faster, CONVT3D_WGMMA=1 wherever it exists (bf16, fp16,
-// TF32), =0 never (both read per call).
+// TF32), =0 never (both read per call). With several channel chunks and the cp.async loader
+// the per-phase kernel streams its box (two buffers) when that leaves two CTAs per SM;
+// CONVT3D_BOX_STREAM=0 turns that off.
 #include "forward_cuda.h"
 
 #include "fwd/dispatch.h"
@@ -76,6 +78,13 @@ bool use_wgmma(fwd::Mode mode, int bn, bool kvec, const at::Tensor& x) {
 #endif
 }
 
+// CONVT3D_BOX_STREAM=0 (read per call): the per-phase halo kernel reloads its box per channel
+// chunk instead of streaming it (A/B timing and tests).
+bool box_stream_env() {
+  const char* e = std::getenv("CONVT3D_BOX_STREAM");
+  return e == nullptr || std::strcmp(e, "0") != 0;
+}
+
 constexpr int64_t kHaloMinTaps = 8;
 constexpr int64_t kFusedMinK = 256;
 
@@ -110,8 +119,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The box of kHaloBoxes (rows bm) with the lowest cost(box, &smem) whose shared memory fits,
 // preferring boxes that leave room for two CTAs per SM (16 warps hide the box load of one
-// behind the MMAs of the other); a larger one is taken only when no such box fits. tiles0 is
-// N x boxes over phase 0's q grid, the grid's m extent.
+// behind the MMAs of the other); a larger one is taken only when no such box fits (never with
+// two_per_sm). tiles0 is N x boxes over phase 0's q grid, the grid's m extent.
 struct BoxChoice {
   const fwd::HaloBox* box = nullptr;
   int64_t smem = 0, tiles0 = 0;
@@ -119,14 +128,14 @@ struct BoxChoice {
 
 template <class Cost>
 BoxChoice pick_box(int bm, const ConvT3dParams& p, const fwd::AxisPlan* ax, const at::Tensor& x,
-                   Cost cost) {
+                   Cost cost, bool two_per_sm = false) {
   constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
   const auto* prop = at::cuda::getDeviceProperties(x.get_device());
   const int64_t cap = std::min<int64_t>(fwd::kHaloSmemCap, prop->sharedMemPerBlockOptin);
   const int64_t cap2 = int64_t(prop->sharedMemPerMultiprocessor) / 2 - 1024;
   BoxChoice best;
   double best_cost = 0;
-  for (int pass = 0; pass < 2 && best.box == nullptr; ++pass) {
+  for (int pass = 0; pass < (two_per_sm ? 1 : 2) && best.box == nullptr; ++pass) {
     const int64_t lim = pass == 0 ? std::min(cap, cap2) : cap;
     for (const auto& box : fwd::kHaloBoxes) {
       if (box.bm != bm) continue;
@@ -271,7 +280,7 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   auto span = [](const fwd::AxisPlan& a, int r) {
     return a.ntap[r] > 0 ? int64_t(a.ntap[r] - 1) * a.cstep : 0;
   };
-  const BoxChoice best = pick_box(bm, p, ax, x, [&](const fwd::HaloBox& box, int64_t& smem) {
+  auto cost = [&](const fwd::HaloBox& box, int64_t& smem, int box_bufs) {
     int64_t max_pos = 0;
     double cost = 0;
     for (int rd = 0; rd < p.stride[0]; ++rd)
@@ -285,9 +294,21 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
           const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
           cost += tiles * (double(bm) * t + (t > 0 ? 4.0 * pos : 0.0) + bm);
         }
-    smem = fwd::halo_smem_bytes(bn, bm, max_pos, tap_cap, 0, fwd::elem_bytes(f.mode));
+    smem = fwd::halo_smem_bytes(bn, bm, max_pos, tap_cap, 0, fwd::elem_bytes(f.mode), box_bufs);
     return cost;
-  });
+  };
+  // Several chunks with the cp.async loader: stream the box (two buffers) when that still
+  // leaves two CTAs per SM; else one buffer, reloaded per chunk.
+  BoxChoice best;
+  int box_bufs = 1;
+  if (f.kvec && chunks > 1 && box_stream_env()) {
+    best = pick_box(bm, p, ax, x, [&](const fwd::HaloBox& b, int64_t& sm) { return cost(b, sm, 2); },
+                    /*two_per_sm=*/true);
+    box_bufs = best.box != nullptr ? 2 : 1;
+  }
+  if (best.box == nullptr) {
+    best = pick_box(bm, p, ax, x, [&](const fwd::HaloBox& b, int64_t& sm) { return cost(b, sm, 1); });
+  }
   if (best.box == nullptr) return;
   const int64_t n_tiles = ceil_div(p.Cout_g, bn);
   const double blocks = double(n_tiles) * double(phases) * double(best.tiles0) * double(p.groups);
@@ -296,6 +317,7 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   use_box(f, best, bn, tap_cap, n_tiles, n_tiles * phases * best.tiles0 * p.groups,
           wg ? "halo_wgmma" : "halo");
   f.args.wg = wg ? 1 : 0;
+  f.args.box_bufs = box_bufs;
 }
 
 // Small grouped layers run as one block-diagonal dense layer when that pads less: each

@@ -8,8 +8,9 @@
 // ONCE into shared memory as [pos][64 B] rows (padded to 80 B). Every tap of the phase then
 // reads its A tile with ldmatrix from the same box: row m of tap t is box position
 // pos0(m) + tapoff(t), where tapoff is uniform over the CTA, so the shifted gather costs one
-// scalar add per tap. K loop: chunks outermost (box reloaded), taps inner; the epilogue stages
-// the tile through shared memory (store_tile).
+// scalar add per tap. K loop: chunks outermost (box reloaded, or with a.box_bufs = 2 streamed:
+// chunk c + 1's box loads into the other buffer during chunk c), taps inner; the epilogue
+// stages the tile through shared memory (store_tile).
 //
 // Fused (v4): a CTA owns a box of q positions for EVERY phase. Its box covers the union of the
 // phases' halos and holds all channel chunks ([chunk][pos][80 B]), loaded once, so x is read
@@ -482,12 +483,16 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
     }
     fill_taps(rd, rh, rw, 0);
 
-    // ---- stages st = (chunk, taps sub*TB ..): standard multistage cp.async pipeline for B,
-    // with the box reloaded at each chunk start (the wait there drains B too). At stage st,
-    // after the barrier, buffer (st-1) % S is free (every warp finished stage st-1) and takes
-    // stage st+S-1.
+    // ---- stages st = (chunk, taps sub*TB ..): standard multistage cp.async pipeline for B. At
+    // stage st, after the barrier, buffer (st-1) % S is free (every warp finished stage st-1)
+    // and takes stage st+S-1. The box: reloaded at each chunk start, the wait there draining B
+    // too; or streamed (KVEC, box_bufs 2): at chunk c's first stage, after its barrier (chunk
+    // c - 1 is done with buffer (c + 1) % 2), chunk c + 1's box is committed as its own group
+    // before B stage st+S-1, so at chunk c + 1's first stage, spc >= S - 2 stages later, the
+    // usual wait<S - 2> covers it.
     __syncthreads();  // row and tap tables
     if (taps > 0) {
+      const bool stream = KVEC && a.box_bufs > 1;
       const int spc = (taps + TB - 1) / TB;  // stages per chunk
       const int nst = kchunks * spc;
       int ld_c = 0, ld_sub = 0;  // next stage to load
@@ -506,21 +511,29 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
       }
       int c = 0, sub = 0;
       for (int st = 0; st < nst; ++st) {
+        const uint32_t boff = stream ? uint32_t(c & 1) * chunk_bytes : 0u;
         if (sub == 0) {
-          if (st > 0) {
+          if (st > 0 && !stream) {
             __syncthreads();  // every warp is done with the previous chunk's box
             load_halo(c * BK, 0);
           }
-          cp_async_wait<0>();
-          round_halo_kvec(0);
+          if (stream && st > 0 && spc >= S - 2) {
+            cp_async_wait<S - 2>();
+          } else {
+            cp_async_wait<0>();
+          }
+          round_halo_kvec(boff);
         } else {
           cp_async_wait<S - 2>();
         }
         if constexpr (WG) fence_proxy_async();
         __syncthreads();
+        if (stream && sub == 0 && c + 1 < kchunks) {
+          load_halo((c + 1) * BK, uint32_t((c + 1) & 1) * chunk_bytes);  // commits
+        }
         if (st + S - 1 < nst) issue_next((st + S - 1) % S);
         cp_async_commit();
-        mma_stage(st % S, sub * TB, 0, taps, 0u, chunk_ks(c));
+        mma_stage(st % S, sub * TB, 0, taps, boff, chunk_ks(c));
         if (++sub == spc) {
           sub = 0;
           ++c;

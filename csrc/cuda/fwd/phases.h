@@ -50,8 +50,10 @@ struct FwdArgs {
   // phases' halos: along axis i box index b is input q0 + ulo[i] + b, for b < bq + uext[i].
   int fuse = 0;
   int ulo[3] = {}, uext[3] = {};
-  // Per-phase halo only: 1 runs its wgmma variant (sm_90a build on an sm_90 device).
+  // Per-phase halo only: 1 runs its wgmma variant (sm_90a build on an sm_90 device); box_bufs
+  // 2 double-buffers the box so chunk c + 1 loads during chunk c (cp.async loader only).
   int wg = 0;
+  int box_bufs = 1;
 };
 
 inline int64_t gcd64(int64_t a, int64_t b) {

@@ -151,7 +151,8 @@ constexpr int kRowBytes = kBkBytes + 16;  // +16 B pad: 8 rows of an ldmatrix hi
 
 // Dynamic shared memory of a halo CTA: the tap table (tap_cap entries: box offset and weight
 // tap, 4 B each), the B stages, and the halo box [pos][64 B + 16 B pad]. Per-phase CTAs
-// (deep_chunks = 0) also hold the y-offset row table, reload the box per channel chunk and let
+// (deep_chunks = 0) also hold the y-offset row table, load the box per channel chunk into one
+// of box_bufs buffers (2: the next chunk's box streams in during this chunk's MMAs) and let
 // the epilogue tile [BM][BN+1] fp32 reuse the B and box bytes. Fused CTAs keep all deep_chunks
 // chunks of the box for every phase and store from registers (no CTA tile; 16-bit types pass
 // through a small per-warp buffer), with a phase-independent row table of 12 B per row.
@@ -167,13 +168,13 @@ constexpr long long fused_epi_bytes(int bn, int elem_bytes) {
 }
 
 constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long long tap_cap,
-                                     long long deep_chunks, int elem_bytes) {
+                                     long long deep_chunks, int elem_bytes, int box_bufs = 1) {
   const long long stages = 1LL * kHaloStages * halo_taps_per_stage(bn) * bn * kRowBytes;
   if (deep_chunks > 0) {
     return 12LL * bm + fused_epi_bytes(bn, elem_bytes) + 8LL * tap_cap + stages +
            halo_pos * deep_chunks * kRowBytes;
   }
-  const long long main = stages + halo_pos * kRowBytes;
+  const long long main = stages + box_bufs * halo_pos * kRowBytes;
   const long long epi = 4LL * bm * (bn + 1);
   return 8LL * bm + 8LL * tap_cap + (main > epi ? main : epi);
 }

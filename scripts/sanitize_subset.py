@@ -12,8 +12,8 @@ import torch.nn.functional as F
 import inductor_convt3d  # noqa: F401
 
 ops = torch.ops.convt3d
-# N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, CONVT3D_HALO
-# [, CONVT3D_WGMMA]]
+SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM")
+# N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
     # densified groups, fused halo with union boxes
@@ -24,16 +24,24 @@ CASES = [
     # fused with several resident channel chunks, output_padding rows, BN 48
     (1, 72, 40, (3, 4, 9), (4, 4, 4), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),
     # v1 forced on a strided layer: the path auto mode now sends to the fused kernel
-    (1, 32, 24, (4, 5, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4, "0"),
-    # halo with several channel chunks (box reloads under the B pipeline) and two N tiles
+    (1, 32, 24, (4, 5, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4,
+     {"CONVT3D_HALO": "0"}),
+    # halo with several channel chunks (channels_last: the box streams through two buffers)
+    # and two N tiles
     (1, 48, 72, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
     # halo BN 48 (per-copy B mapping) with a column tail
     (1, 24, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
-    # the same two per-phase halo layers on mma.sync (the rows above run wgmma on sm_90)
-    (1, 48, 72, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, "", "0"),
-    (1, 24, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, "", "0"),
+    # both again with the wgmma variant forced (sm_90), and the first with its box reloaded per
+    # chunk instead of streamed
+    (1, 48, 72, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_WGMMA": "1"}),
+    (1, 24, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_WGMMA": "1"}),
+    (1, 48, 72, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_BOX_STREAM": "0"}),
     # v1 with several K stages: the multistage cp.async pipeline when channels_last
-    (2, 48, 40, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, "0"),
+    (2, 48, 40, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_HALO": "0"}),
 ]
 
 
@@ -45,8 +53,8 @@ def main():
         bound = {torch.bfloat16: 5e-3, torch.float16: 5e-3, torch.float64: 1e-12}.get(
             dtype, 5e-4 if tf32 else 1e-6)
         for (N, ci, co, size, k, s, p, op, d, g, *env) in CASES:
-            os.environ["CONVT3D_HALO"] = env[0] if env else ""
-            os.environ["CONVT3D_WGMMA"] = env[1] if len(env) > 1 else ""
+            for name in SWITCHES:
+                os.environ[name] = env[0].get(name, "") if env else ""
             for cl in (False, True):
                 x = torch.randn(N, ci, *size, device="cuda", dtype=dtype)
                 if cl:

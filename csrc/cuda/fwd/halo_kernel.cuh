@@ -325,9 +325,10 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
 
   float acc[MT][NTL][4];
   // The MMAs of one B stage: its taps t0.. (< tcount) of the phase whose table starts at base,
-  // A from box chunk offset cbase; nks = 1 when the chunk's second 32 bytes of K are all past
-  // Cin/g (zeros: their MMAs are skipped).
-  auto mma_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase, int nks) {
+  // A from box chunk offset cbase; NKS = 1 (an std::integral_constant) when the chunk's second
+  // 32 bytes of K are all past Cin/g (zeros: their MMAs are skipped).
+  auto mma_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase, auto nks) {
+    constexpr int NKS = decltype(nks)::value;
     if constexpr (WG) {
       // Per K step of 32 bytes: ldmatrix the warp's A fragments, then one wgmma per m16
       // fragment (the warpgroup's four warps make its 64 rows) with B from this stage. One
@@ -341,7 +342,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
           const uint32_t off = tap_a[base + t] + cbase;
 #pragma unroll
           for (int ks = 0; ks < kChunks / 2; ++ks) {
-            if (ks < nks) {
+            if (ks < NKS) {
               uint32_t af[MT][4];
 #pragma unroll
               for (int i = 0; i < MT; ++i) ldmatrix_x4(af[i], a_lane[i] + off + ks * 32);
@@ -367,14 +368,21 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
           uint32_t a_addr[MT];
 #pragma unroll
           for (int i = 0; i < MT; ++i) a_addr[i] = a_lane[i] + off;
-          warp_mma_stage<MODE, MT, NTL, false>(
-              acc, a_addr, sb_addr + buf * C::kStageB + tt * C::kTapB + b_off, nks);
+          warp_mma_stage<MODE, MT, NTL, false, NKS>(
+              acc, a_addr, sb_addr + buf * C::kStageB + tt * C::kTapB + b_off);
         }
       }
     }
   };
-  // K steps of 32 bytes in chunk c (2, or 1 when the rest of the chunk is channel padding).
-  auto chunk_ks = [&](int c) { return a.cin_g - c * BK > BK / 2 ? 2 : 1; };
+  // mma_stage for chunk c: both 32-byte K steps, or only the first when the rest of the chunk
+  // is channel padding (only a last chunk can be).
+  auto mma_chunk_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase, int c) {
+    if (a.cin_g - c * BK > BK / 2) {
+      mma_stage(buf, t0, base, tcount, cbase, std::integral_constant<int, kChunks / 2>{});
+    } else {
+      mma_stage(buf, t0, base, tcount, cbase, std::integral_constant<int, 1>{});
+    }
+  };
   // Fused epilogue, straight from the accumulators (no shared tile, no barrier, so the B
   // pipeline keeps running): this thread's rows wm*TM + i*16 + gi (+8), columns
   // wn*TN + j*8 + 2*ti (+1) of phase (rd, rh, rw). A row's y offset is the phase's base plus
@@ -533,7 +541,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
         }
         if (st + S - 1 < nst) issue_next((st + S - 1) % S);
         cp_async_commit();
-        mma_stage(st % S, sub * TB, 0, taps, boff, chunk_ks(c));
+        mma_chunk_stage(st % S, sub * TB, 0, taps, boff, c);
         if (++sub == spc) {
           sub = 0;
           ++c;
@@ -615,7 +623,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
             __syncthreads();
             issue_next((gst + S - 1) % S);
             cp_async_commit();
-            mma_stage(gst % S, sub * TB, base, tp, c * chunk_bytes, chunk_ks(c));
+            mma_chunk_stage(gst % S, sub * TB, base, tp, c * chunk_bytes, c);
           }
         }
       }

@@ -110,16 +110,14 @@ __device__ __forceinline__ void split_tf32(uint32_t x, uint32_t& big, uint32_t& 
 // m16n8k16, and of m16n8k8 on fp32 data). b_addr: this lane's B row address, B stored [n][k]
 // (lanes 0-7 n 0-7 chunk 0, 8-15 n 0-7 chunk 1, 16-23 n 8-15 chunk 0, 24-31 n 8-15 chunk 1 ->
 // {b0, b1} of two adjacent n8 tiles). Rows are kRowBytes apart. ROUND_A: TF32 A still needs
-// rounding (the weight is rounded by the repack). nks < 2 skips the stage's second 32 bytes of
-// K (all channel padding).
-template <Mode MODE, int MT, int NTL, bool ROUND_A>
+// rounding (the weight is rounded by the repack). NKS = 1 skips the stage's second 32 bytes of
+// K (all channel padding); a compile-time count, so both steps schedule as one block.
+template <Mode MODE, int MT, int NTL, bool ROUND_A, int NKS = kChunks / 2>
 __device__ __forceinline__ void warp_mma_stage(float (&acc)[MT][NTL][4],
-                                               const uint32_t (&a_addr)[MT], uint32_t b_addr,
-                                               int nks = kChunks / 2) {
+                                               const uint32_t (&a_addr)[MT], uint32_t b_addr) {
   static_assert(NTL % 2 == 0, "B fragments are loaded two n8 tiles at a time");
 #pragma unroll
-  for (int ks = 0; ks < kChunks / 2; ++ks) {  // 32 bytes of K per MMA
-    if (ks >= nks) break;
+  for (int ks = 0; ks < NKS; ++ks) {  // 32 bytes of K per MMA
     uint32_t af[MT][4];
 #pragma unroll
     for (int i = 0; i < MT; ++i) ldmatrix_x4(af[i], a_addr[i] + ks * 32);

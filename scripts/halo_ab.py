@@ -1,13 +1,13 @@
 """A/B timing of the fast forward kernels on suite cases, in one process (the switches are read
-per call): v1 (CONVT3D_HALO=0), per-phase halo (=1; its wgmma variant where the device has it),
-per-phase halo on mma.sync (=1 with CONVT3D_WGMMA=0), per-phase halo reloading its box per
-chunk (=1 with CONVT3D_BOX_STREAM=0), fused halo (=2), the automatic choice,
+per call): v1 (CONVT3D_HALO=0), per-phase halo (=1), its wgmma variant (=1 with
+CONVT3D_WGMMA=1, sm_90), per-phase halo reloading its box per chunk (=1 with
+CONVT3D_BOX_STREAM=0), fused halo (=2), the automatic choice,
 and for grouped layers the automatic choice with densified groups off (CONVT3D_DENSE=0).
 Median of CUDA-event timings after warm-up; no cuDNN, no error check (the bench does both).
 A kernel that does not fit a case falls back to the automatic choice, so read the path.
 
     python scripts/halo_ab.py --cases 6,11,12 --dtypes bf16,tf32 --layouts ncdhw,ndhwc \
-        --variants v1,halo,halo_mma,auto
+        --variants v1,halo,halo_wgmma,auto
 """
 import argparse
 import os
@@ -22,7 +22,7 @@ SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENS
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
     "halo": {"CONVT3D_HALO": "1"},
-    "halo_mma": {"CONVT3D_HALO": "1", "CONVT3D_WGMMA": "0"},
+    "halo_wgmma": {"CONVT3D_HALO": "1", "CONVT3D_WGMMA": "1"},
     "halo_reload": {"CONVT3D_HALO": "1", "CONVT3D_BOX_STREAM": "0"},
     "fused": {"CONVT3D_HALO": "2"},
     "auto": {},

@@ -1,6 +1,6 @@
 """A small, representative run of every CUDA kernel for compute-sanitizer (memcheck, racecheck):
 each fast-path dtype, both layouts, M/channel tails, empty phases, grouped and densified groups,
-v1, per-phase (wgmma on sm_90, and mma.sync) and fused halo kernels, and the reference kernels
+v1, per-phase (mma.sync, and the opt-in wgmma variant on sm_90) and fused halo kernels, and the reference kernels
 for all four ops. Sizes are tiny: the sanitizers slow kernels down 10-100x.
 Exits non-zero if any result is wrong, so a clean sanitizer run also means correct output."""
 import os

@@ -102,18 +102,15 @@ def halo_kind(spec, bn, mode, kvec):
     return None
 
 
-def wgmma_expected(device, mode, bn, kvec):
-    """Mirror of use_wgmma (forward_cuda.cpp): on a compute capability 9.0 device the per-phase
-    halo kernel runs its wgmma variant in bf16/fp16 with the channel-fast loader at BN 64;
-    CONVT3D_WGMMA=1 in every mode but strict fp32, =0 never. That assumes this build has sm_90a
-    code, as the default CONVT3D_CUDA_ARCHS does (setup.py)."""
+def wgmma_expected(device, mode):
+    """Mirror of use_wgmma (forward_cuda.cpp): with CONVT3D_WGMMA=1 on a compute capability 9.0
+    device the per-phase halo kernel runs its wgmma variant, in every mode but strict fp32;
+    never otherwise. That assumes this build has sm_90a code, as the default CONVT3D_CUDA_ARCHS
+    does (setup.py)."""
     import torch
 
-    env = os.environ.get("CONVT3D_WGMMA")
-    if (device.type != "cuda" or mode == "3xtf32" or env == "0"
-            or torch.cuda.get_device_capability(device) != (9, 0)):
-        return False
-    return env == "1" or (mode in ("bf16", "fp16") and kvec and bn == 64)
+    return (device.type == "cuda" and mode != "3xtf32" and os.environ.get("CONVT3D_WGMMA") == "1"
+            and torch.cuda.get_device_capability(device) == (9, 0))
 
 
 def expected_path(x, spec, mode):
@@ -134,7 +131,7 @@ def expected_path(x, spec, mode):
     hmax = 32 if mode == "3xtf32" else 64
     hbn = next((c for c in (16, 32, 48, 64) if c == hmax or cout // g <= c), hmax)
     kind = halo_kind(spec, hbn, mode, kvec)
-    if kind == "halo" and wgmma_expected(x.device, mode, hbn, kvec):
+    if kind == "halo" and wgmma_expected(x.device, mode):
         kind = "halo_wgmma"
     if kind is not None:
         return f"{kind}_{mode}_bn{hbn}_{loader}{suffix}"

@@ -377,7 +377,7 @@ def force_halo(request, monkeypatch):
 
 def halo_name(mode, bn, loader):
     """The per-phase halo kernel's name: halo_wgmma_... where the wgmma variant runs."""
-    wg = wgmma_expected(torch.device(DEVICE), mode, bn, loader == "kvec")
+    wg = wgmma_expected(torch.device(DEVICE), mode)
     return f"{'halo_wgmma' if wg else 'halo'}_{mode}_bn{bn}_{loader}"
 
 
@@ -557,8 +557,8 @@ def test_halo_auto_rule(monkeypatch):
     without dilation take the fused kernel when it pays (16-bit with channels_last x or >= 256
     products per output; fp32 with channels_last x, <= 2 chunks, few taps) and its box fits;
     otherwise the per-phase halo kernel from 8 taps per phase on average, v1 below that, with
-    dilation, and for strict fp32 wider than the halo's 3xTF32 BN cap of 32. On sm_90 the
-    per-phase kernel runs its wgmma variant for bf16/fp16 channels_last at BN 64."""
+    dilation, and for strict fp32 wider than the halo's 3xTF32 BN cap of 32. The per-phase
+    kernel's wgmma variant runs only when CONVT3D_WGMMA=1 asks for it (sm_90)."""
     monkeypatch.delenv("CONVT3D_HALO", raising=False)
     monkeypatch.delenv("CONVT3D_WGMMA", raising=False)
     base = (1, 8, 16, (3, 4, 5), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
@@ -571,7 +571,7 @@ def test_halo_auto_rule(monkeypatch):
     k4s2_deep = k4s2[:1] + (1024,) + k4s2[2:]  # 8 taps per phase: per-phase halo
     k3s2_dil = k3s2[:8] + ((2, 2, 2),) + k3s2[9:]
     k3s2_wide = k3s2[:2] + (48,) + k3s2[3:]
-    base64 = base[:2] + (64,) + base[3:]  # BN 64: the wgmma variant on sm_90 with kvec 16-bit
+    base64 = base[:2] + (64,) + base[3:]  # BN 64, channels_last bf16: mma.sync unless asked
     bf, f32 = torch.bfloat16, torch.float32
     for spec, dtype, tf32, layout, mode, kind in [
         (k4s2, bf, True, "cl", "bf16", "fused"),
@@ -596,13 +596,12 @@ def test_halo_auto_rule(monkeypatch):
     ]:
         (x, w, _), _ = make(spec, dtype, layout)
         path = path_of(x, w, spec, tf32)
-        prefixes = ((f"halo_{mode}_", f"halo_wgmma_{mode}_") if kind == "halo"
-                    else (f"{kind}_{mode}_",))
-        assert path.startswith(prefixes), (spec, layout, mode, path)
+        assert path.startswith(f"{kind}_{mode}_"), (spec, layout, mode, path)
         assert path == expected_path(x, spec, mode), path
-    if torch.cuda.get_device_capability() == (9, 0):  # the default build has sm_90a code
-        (x, w, _), _ = make(base64, bf, "cl")
-        assert path_of(x, w, base64, True) == "halo_wgmma_bf16_bn64_kvec"
+    (x, w, _), _ = make(base64, bf, "cl")
+    monkeypatch.setenv("CONVT3D_WGMMA", "1")
+    wg = torch.cuda.get_device_capability() == (9, 0)  # the default build has sm_90a code
+    assert path_of(x, w, base64, True) == ("halo_wgmma" if wg else "halo") + "_bf16_bn64_kvec"
 
 
 # ---- fused halo (all phases per CTA) and densified groups ---------------------------------

@@ -12,9 +12,9 @@
 // box of kHaloBoxes fits the shared-memory cap; v1 (igemm) takes the rest. CONVT3D_HALO (read
 // per call) overrides: 0 = never halo, 1 = per-phase halo whenever it fits, 2 = fused whenever
 // it fits (A/B timing and tests); CONVT3D_DENSE=0 never densifies. On an sm_90 device with a
-// build that has sm_90a, the per-phase halo kernel may run its wgmma variant (fwd/wgmma.cuh):
-// automatically where it measured faster, CONVT3D_WGMMA=1 wherever it exists (bf16, fp16,
-// TF32), =0 never (both read per call). With several channel chunks and the cp.async loader
+// build that has sm_90a, CONVT3D_WGMMA=1 (read per call) runs the per-phase halo kernel's
+// wgmma variant (fwd/wgmma.cuh; bf16, fp16, TF32); it is not chosen automatically, since it
+// has not beaten mma.sync consistently. With several channel chunks and the cp.async loader
 // the per-phase kernel streams its box (two buffers) when that leaves two CTAs per SM;
 // CONVT3D_BOX_STREAM=0 turns that off.
 #include "forward_cuda.h"
@@ -56,23 +56,20 @@ int halo_env() {
 }
 
 // wgmma kernels exist only in builds for sm_90a (setup.py defines CONVT3D_SM90A), and an sm_90a
-// binary runs only on compute capability 9.0 exactly. Auto: measured on an H100
-// (scripts/halo_ab.py, 2026-11-22, suite cases 1-4 and 11), the wgmma variant beat mma.sync by
-// ~5 % only in bf16/fp16 with the channel-fast loader and BN 64 (cases 3 and 11); it lost up to
-// 40 % in TF32, with the scalar loader and at BN <= 48 (docs/fast_forward_design.md, v5).
-bool use_wgmma(fwd::Mode mode, int bn, bool kvec, const at::Tensor& x) {
+// binary runs only on compute capability 9.0 exactly. Opt-in only: measured on H100s
+// (scripts/halo_ab.py, 2026-11-22, suite cases 1-4 and 11), the variant lost to mma.sync in
+// TF32, with the scalar loader and at BN <= 48 (up to 40 %), and at BN 64 in bf16 with the
+// channel-fast loader it won by 5 % in one run and lost by 9-13 % in another
+// (docs/fast_forward_design.md, v5).
+bool use_wgmma(fwd::Mode mode, const at::Tensor& x) {
 #if defined(CONVT3D_SM90A)
   if (mode == fwd::Mode::kTf32x3) return false;  // three-term split: mma.sync only
-  const auto* prop = at::cuda::getDeviceProperties(x.get_device());
-  if (prop->major != 9 || prop->minor != 0) return false;
   const char* e = std::getenv("CONVT3D_WGMMA");
-  if (e != nullptr && std::strcmp(e, "0") == 0) return false;
-  if (e != nullptr && std::strcmp(e, "1") == 0) return true;
-  return mode != fwd::Mode::kTf32 && kvec && bn == 64;
+  if (e == nullptr || std::strcmp(e, "1") != 0) return false;
+  const auto* prop = at::cuda::getDeviceProperties(x.get_device());
+  return prop->major == 9 && prop->minor == 0;
 #else
   (void)mode;
-  (void)bn;
-  (void)kvec;
   (void)x;
   return false;
 #endif
@@ -313,7 +310,7 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int64_t n_tiles = ceil_div(p.Cout_g, bn);
   const double blocks = double(n_tiles) * double(phases) * double(best.tiles0) * double(p.groups);
   if (blocks > double(kIntMax)) return;
-  const bool wg = use_wgmma(f.mode, bn, f.kvec, x);
+  const bool wg = use_wgmma(f.mode, x);
   use_box(f, best, bn, tap_cap, n_tiles, n_tiles * phases * best.tiles0 * p.groups,
           wg ? "halo_wgmma" : "halo");
   f.args.wg = wg ? 1 : 0;

@@ -9,6 +9,7 @@ import json
 import math
 import os
 import sys
+import time
 
 import pytest
 import torch
@@ -20,7 +21,7 @@ from inductor_convt3d.bench import main, report, roofline
 from inductor_convt3d.bench.cli import parser
 from inductor_convt3d.bench.precision import PRECISIONS, tf32_flags
 from inductor_convt3d.bench.suite import CASES, Case, get_cases
-from inductor_convt3d.bench.timing import MAX_SETS, Policy, measure, rotation_sets
+from inductor_convt3d.bench.timing import MAX_SETS, Policy, measure, measure_steady, rotation_sets
 
 needs_ext = pytest.mark.skipif(not _ext.available(), reason="convt3d extension not built")
 
@@ -191,6 +192,31 @@ def test_measure_on_cpu_rotates_and_keeps_first_output():
     assert t.median_ms > 0 and t.extra_mem is None
 
 
+def _sleeper(durations_ms):
+    """fn(x) that sleeps the next of durations_ms (the last one repeats) and returns x."""
+    calls = iter(durations_ms)
+    last = [durations_ms[-1]]
+
+    def fn(x):
+        last[0] = next(calls, last[0])
+        time.sleep(last[0] / 1e3)
+        return x
+    return fn
+
+
+def test_measure_steady_repeats_a_scattered_measurement():
+    # first call, 8 timed calls alternating 2 and 8 ms (IQR ~ median), then a steady 2 ms
+    noisy = [2.0] + [2.0, 8.0] * 4
+    fn = _sleeper(noisy + [2.0] * 9)
+    policy = Policy(warmup=0, iters=8, budget_s=10)
+    t = measure_steady(fn, [(torch.zeros(2),)], torch.device("cpu"), policy)
+    assert t.remeasured and len(t.times_ms) == 8
+    assert t.spread < policy.noisy_spread and t.median_ms < 4.0
+    assert torch.equal(t.output, torch.zeros(2))      # the first measurement's output
+    steady = measure_steady(_sleeper([2.0]), [(torch.zeros(2),)], torch.device("cpu"), policy)
+    assert not steady.remeasured and steady.to_json()["remeasured"] is False
+
+
 def test_tf32_flags_set_and_restore():
     before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     for allow in (True, False):
@@ -246,6 +272,9 @@ def test_tables_show_the_numbers_and_notes():
     assert "2.76" in lines[2] and "61.5" in lines[2]       # speedup 0.138/0.05, % floor
     assert "slow: 2 it" in lines[3] and "skipped" in lines[4] and "ours failed" in lines[5]
     assert lines[6].endswith("baseline: SlowTranspose3d") and "baseline" not in lines[7]
+    noisy = _row(8, "bf16", "ndhwc", 1, 1, 1)
+    noisy["ours"]["spread"] = 0.6
+    assert report.note(noisy) == "ours noisy: IQR 60 % of median"
     md = report.markdown_table(rows, with_default=True)
     assert md.splitlines()[0].count("|") == 15 and "dflt ms" in md
 

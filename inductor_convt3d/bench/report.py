@@ -6,6 +6,8 @@ import json
 import math
 from pathlib import Path
 
+from .timing import Policy
+
 
 def _get(row: dict, key: str, field: str):
     d = row.get(key)
@@ -31,6 +33,10 @@ def note(row: dict) -> str:
         notes.append(f"slow: {_get(row, 'ours', 'iters')} it")
     if _get(row, "ours", "repeat_equal") is False:
         notes.append("ours not repeatable")
+    for key, label in (("ours", "ours"), ("cudnn", "cuDNN")):
+        spread = _get(row, key, "spread")
+        if spread is not None and spread > Policy.noisy_spread:
+            notes.append(f"{label} noisy: IQR {100 * spread:.0f} % of median")
     if "reference_error" in row:
         notes.append("no fp64 ref")
     backend = row.get("baseline_backend")

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from . import roofline
 from .precision import LAYOUTS, PRECISIONS, cudnn_benchmark, tf32_flags
 from .suite import Case
-from .timing import Policy, Timing, is_cuda, measure, rotation_sets
+from .timing import Policy, Timing, is_cuda, measure_steady, rotation_sets
 
 
 def ours_fn(case: Case) -> Callable:
@@ -158,13 +158,13 @@ def run_case(case: Case, precisions: list[str], layouts: list[str], device: torc
                 with tf32_flags(prec.allow_tf32):
                     row["baseline_backend"] = conv_backend(case, *sets[0])
                     t_ours, row["ours_error"] = _try(
-                        "ours", lambda: measure(ours, sets, device, policy, first_is_steady=True), log)
+                        "ours", lambda: measure_steady(ours, sets, device, policy, first_is_steady=True), log)
                     if t_ours is not None:
                         row["ours"] = _summarise(t_ours, flop, floor_s, ref, out_bytes, True)
                     del t_ours
                     with cudnn_benchmark(True):
                         t_cu, row["cudnn_error"] = _try(
-                            "cudnn", lambda: measure(base, sets, device, policy,
+                            "cudnn", lambda: measure_steady(base, sets, device, policy,
                                                      first_is_steady=False), log)
                     if t_cu is not None:
                         row["cudnn"] = _summarise(t_cu, flop, floor_s, ref, out_bytes, False)
@@ -172,7 +172,7 @@ def run_case(case: Case, precisions: list[str], layouts: list[str], device: torc
                     if with_default:
                         with cudnn_benchmark(False):
                             t_def, row["cudnn_default_error"] = _try(
-                                "cudnn default", lambda: measure(base, sets, device, policy,
+                                "cudnn default", lambda: measure_steady(base, sets, device, policy,
                                                                  first_is_steady=False), log)
                         if t_def is not None:
                             row["cudnn_default"] = _summarise(t_def, flop, floor_s, ref, out_bytes,

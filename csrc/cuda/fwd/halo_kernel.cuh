@@ -519,11 +519,18 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
       }
       int c = 0, sub = 0;
       for (int st = 0; st < nst; ++st) {
-        const uint32_t boff = stream ? uint32_t(c & 1) * chunk_bytes : 0u;
         if (sub == 0) {
+          const uint32_t boff = stream ? uint32_t(c & 1) * chunk_bytes : 0u;
           if (st > 0 && !stream) {
             __syncthreads();  // every warp is done with the previous chunk's box
             load_halo(c * BK, 0);
+          }
+          if (stream && st > 0) {
+            // This chunk's box is the other buffer: move the A row addresses there once per
+            // chunk, so the per-tap address work is the same as with one buffer.
+#pragma unroll
+            for (int i = 0; i < MT; ++i) a_lane[i] = (c & 1) ? a_lane[i] + chunk_bytes
+                                                             : a_lane[i] - chunk_bytes;
           }
           if (stream && st > 0 && spc >= S - 2) {
             cp_async_wait<S - 2>();
@@ -541,7 +548,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
         }
         if (st + S - 1 < nst) issue_next((st + S - 1) % S);
         cp_async_commit();
-        mma_chunk_stage(st % S, sub * TB, 0, taps, boff, c);
+        mma_chunk_stage(st % S, sub * TB, 0, taps, 0u, c);
         if (++sub == spc) {
           sub = 0;
           ++c;

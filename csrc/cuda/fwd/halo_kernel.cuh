@@ -26,6 +26,11 @@
 // box is stored, not per tap. The MMA step is shared with v1 (tile_common.cuh). Rows of a box
 // past a phase's Q extents compute on in-range or zero data and are never stored; every stored
 // element is written once, no atomics.
+//
+// WG (opt-in, CONVT3D_WGMMA=1, sm_90a): the per-phase kernel with wgmma instead of mma.sync.
+// Same box and A fragments (ldmatrix, so rows stay arbitrary box positions); B is read by the
+// tensor core from shared memory through a descriptor, stored [chunk][n][16 B] per tap
+// (wgmma.cuh). It has not beaten mma.sync consistently (docs/fast_forward_design.md, v5).
 #pragma once
 
 #include "launch.h"

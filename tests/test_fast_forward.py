@@ -351,16 +351,25 @@ def test_force_reference_env():
 
 # ---- determinism ---------------------------------------------------------------------------
 
+def assert_bitwise_repeatable(spec, precision, layout, path_prefix=None):
+    """Three calls on the same inputs give identical bits (no atomics, fixed reduction order);
+    path_prefix: the kernel family the call must run."""
+    dtype, tf32, _, _ = precision
+    (x, w, b), _ = make(spec, dtype, layout)
+    s, p, op, d, g = geometry_args(spec)
+    with allow_tf32(tf32):
+        if path_prefix is not None:
+            assert ops._forward_path(x, w, s, p, op, d, g).startswith(path_prefix)
+        ys = [ic.conv_transpose3d(x, w, b, s, p, op, g, d) for _ in range(3)]
+    for y in ys[1:]:
+        assert torch.equal(y, ys[0])
+
+
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", ["ncdhw", "cl"])
 def test_bitwise_deterministic(layout, precision):
     spec = (2, 32, 48, (6, 7, 8), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True)
-    dtype, tf32, _, _ = precision
-    (x, w, b), _ = make(spec, dtype, layout)
-    with allow_tf32(tf32):
-        ys = [ic.conv_transpose3d(x, w, b, 2, 1, 1, 1, 1) for _ in range(3)]
-    for y in ys[1:]:
-        assert torch.equal(y, ys[0])
+    assert_bitwise_repeatable(spec, precision, layout)
 
 
 # ---- v2 halo tile (fwd/halo_kernel.cuh): each edge category again. These tests force the
@@ -497,13 +506,7 @@ def test_halo_long_reduction(stream, layout, precision, monkeypatch):
 @pytest.mark.parametrize("layout", ["ncdhw", "cl"])
 def test_halo_bitwise_deterministic(layout, precision):
     spec = (2, 32, 48, (5, 6, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True)
-    dtype, tf32, _, _ = precision
-    (x, w, b), _ = make(spec, dtype, layout)
-    with allow_tf32(tf32):
-        assert ops._forward_path(x, w, *geometry_args(spec)).startswith("halo_")
-        ys = [ic.conv_transpose3d(x, w, b, 1, 1, 0, 1, 1) for _ in range(3)]
-    for y in ys[1:]:
-        assert torch.equal(y, ys[0])
+    assert_bitwise_repeatable(spec, precision, layout, "halo_")
 
 
 @pytest.mark.usefixtures("force_halo")
@@ -659,10 +662,4 @@ def test_dense_groups(dense, layout, precision, monkeypatch):
 def test_fused_bitwise_deterministic(layout, precision, monkeypatch):
     monkeypatch.setenv("CONVT3D_HALO", FORCE["fused"])
     spec = (2, 32, 48, (5, 6, 9), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True)
-    dtype, tf32, _, _ = precision
-    (x, w, b), _ = make(spec, dtype, layout)
-    with allow_tf32(tf32):
-        assert ops._forward_path(x, w, *geometry_args(spec)).startswith("fused_")
-        ys = [ic.conv_transpose3d(x, w, b, 2, 1, 1, 1, 1) for _ in range(3)]
-    for y in ys[1:]:
-        assert torch.equal(y, ys[0])
+    assert_bitwise_repeatable(spec, precision, layout, "fused_")

@@ -22,6 +22,8 @@ def main():
     ap.add_argument("precision", choices=sorted(DTYPES))
     ap.add_argument("layout", choices=["ncdhw", "ndhwc"])
     ap.add_argument("--iters", type=int, default=3)
+    ap.add_argument("--kernels", action="store_true",
+                    help="also print each CUDA kernel's device time (torch.profiler)")
     args = ap.parse_args()
     torch.backends.cudnn.allow_tf32 = args.precision == "tf32"
     c = get_cases([args.case])[0]
@@ -48,6 +50,23 @@ def main():
         times.append(s.elapsed_time(e))
     times.sort()
     print(f"case {c.id} {args.precision} {args.layout} path={path} median {times[len(times) // 2]:.4f} ms")
+    if args.kernels:
+        print_kernel_times(lambda: op(*args_), args.iters)
+
+
+def print_kernel_times(fn, iters):
+    """Device time per kernel and call (torch.profiler), to split a launch-bound call into its
+    repack, main kernel and gaps."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(iters):
+            fn()
+        torch.cuda.synchronize()
+    for ev in prof.key_averages():
+        if ev.device_type == torch.autograd.DeviceType.CUDA or "kernel" in ev.key.lower():
+            us = getattr(ev, "device_time", getattr(ev, "cuda_time", 0.0))
+            print(f"  {ev.key[:90]:90s} calls {ev.count:4d} avg {us:9.2f} us")
 
 
 if __name__ == "__main__":

@@ -44,8 +44,7 @@ def dense_groups(spec, mode):
 
 def halo_smem(bn, pos, tap_cap, deep_chunks, mode, bm=256):
     """halo_smem_bytes (tile_configs.h)."""
-    tb = 4 if bn <= 32 else 2  # halo_taps_per_stage
-    stages = 4 * tb * bn * 80
+    stages = (16 if bn <= 32 else 8) * bn * 80  # halo_tap_bufs taps of B, any stage split
     if deep_chunks:
         tn = 32 if bn == 64 else bn  # warp tile width: BN 64 has two warp columns
         epi = 8 * 4 * 8 * (tn // 2 + 4) if mode in ("bf16", "fp16") else 0  # per-warp buffers

@@ -20,7 +20,7 @@
 // shared tile or barrier. Strided layers with few taps per phase are latency-bound per phase,
 // which is what this removes.
 //
-// Both: the packed weight rows [tap][BN][64 B] stream through kHaloStages cp.async stages of TB
+// Both: the packed weight rows [tap][BN][64 B] stream through S cp.async stages of TB
 // taps, one barrier per stage; a tap table in shared memory holds each tap's box offset and
 // weight tap, so the per-tap work is two shared loads and an add. TF32 rounds A once when the
 // box is stored, not per tap. The MMA step is shared with v1 (tile_common.cuh). Rows of a box
@@ -56,7 +56,7 @@ struct HaloCfg : HaloGrid<BN, WG> {
   static constexpr int kElem = sizeof(T);
   static constexpr int KRUN = kChunkBytes / kElem;
   static constexpr int BK = kBkBytes / kElem;
-  static constexpr int S = kHaloStages, TB = halo_taps_per_stage(BN);
+  static constexpr int S = halo_stages(FUSED, MODE), TB = halo_taps_per_stage(BN, FUSED, MODE);
   static constexpr int kTapB = BN * kRowBytes;       // one tap's B rows
   static constexpr int kStageB = TB * kTapB;
   static constexpr int PB = (TB * BN * kChunks + NT - 1) / NT;  // B copies per thread per stage

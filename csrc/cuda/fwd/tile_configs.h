@@ -102,11 +102,23 @@ constexpr TileConfig halo_tile(int bn, bool wg) {
   return wg ? find_tile(kHaloWgTiles, bn) : find_tile(kHaloTiles, bn);
 }
 
-// The weight streams through kHaloStages cp.async stages of halo_taps_per_stage(BN) taps each,
-// so about (stages - 1) x taps-per-stage taps of B are in flight while one stage multiplies
-// (the L2 latency is several taps' worth of MMAs), with one barrier per stage.
-constexpr int kHaloStages = 4;
-constexpr int halo_taps_per_stage(int bn) { return bn <= 32 ? 4 : 2; }
+// The weight streams through halo_stages cp.async stages of halo_taps_per_stage taps each, so
+// (stages - 1) x taps-per-stage taps of B are in flight while one stage multiplies, with one
+// barrier per stage. Both kinds hold kHaloTapBufs(BN) taps of B, so shared memory (and the box
+// choice) is the same:
+// - per phase (many taps per phase, long K loops): 2 stages of 4 (BN 48/64) or 8 taps, so a
+//   barrier every 4 or 8 taps; one stage of MMAs (>= 128 per warp) covers the L2 latency of the
+//   next. Measured on an H100 against 4 stages of 2 / 4 taps: stride-1 suite cases 1-4 1-5 %
+//   faster (docs/fast_forward_design.md, v6).
+// - fused (few taps per phase; the pipeline runs across phase ends and epilogues): 4 stages
+//   of 2 or 4 taps; 2 stages were 3-20 % slower on the strided cases 5, 6, 7, 10 and 12.
+// - 3xTF32 keeps 4 stages in both kinds: three MMAs per product make barriers rarer per MMA,
+//   and 8 taps per stage spilled (60 B at BN 32).
+constexpr int halo_tap_bufs(int bn) { return bn <= 32 ? 16 : 8; }
+constexpr int halo_stages(bool fused, Mode m) { return fused || m == Mode::kTf32x3 ? 4 : 2; }
+constexpr int halo_taps_per_stage(int bn, bool fused, Mode m) {
+  return halo_tap_bufs(bn) / halo_stages(fused, m);
+}
 
 struct HaloBox {
   int bm, bqd, bqh, bqw;
@@ -169,7 +181,7 @@ constexpr long long fused_epi_bytes(int bn, int elem_bytes) {
 
 constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long long tap_cap,
                                      long long deep_chunks, int elem_bytes, int box_bufs = 1) {
-  const long long stages = 1LL * kHaloStages * halo_taps_per_stage(bn) * bn * kRowBytes;
+  const long long stages = 1LL * halo_tap_bufs(bn) * bn * kRowBytes;
   if (deep_chunks > 0) {
     return 12LL * bm + fused_epi_bytes(bn, elem_bytes) + 8LL * tap_cap + stages +
            halo_pos * deep_chunks * kRowBytes;

@@ -1,0 +1,85 @@
+"""Where a launch-bound call's time goes: per-call CUDA-event time (as the bench takes it) and
+the host's time per call, for our op as the bench calls it, under torch.inference_mode (no
+autograd dispatch), and for cuDNN, on one suite case.
+
+    python scripts/host_overhead.py 9 bf16 ndhwc
+
+The host time is measured with the stream held busy by a long sleep kernel, so the calls only
+enqueue: it is pure CPU time (Python, dispatcher, planning, allocation, launches).
+"""
+import argparse
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+import inductor_convt3d  # noqa: F401  (loads the ops)
+from inductor_convt3d.bench.suite import get_cases
+
+DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def event_ms(fn, iters=50, warmup=10):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(iters):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        ts.append((s, e))
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in ts)
+
+
+def host_us(fn, iters=50):
+    torch.cuda.synchronize()
+    torch.cuda._sleep(int(2e9 // 1000 * 50))  # ~50 ms of GPU time at ~2 GHz: the queue waits
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    dt = time.perf_counter() - t0
+    torch.cuda.synchronize()
+    return dt / iters * 1e6
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", type=int)
+    ap.add_argument("precision", choices=sorted(DTYPES))
+    ap.add_argument("layout", choices=["ncdhw", "ndhwc"])
+    args = ap.parse_args()
+    torch.backends.cudnn.allow_tf32 = args.precision == "tf32"
+    torch.backends.cudnn.benchmark = True
+    c = get_cases([args.case])[0]
+    dt = DTYPES[args.precision]
+    x = torch.randn(c.input_shape, device="cuda", dtype=dt)
+    w = torch.randn(c.weight_shape, device="cuda", dtype=dt)
+    b = torch.randn(c.Cout, device="cuda", dtype=dt) if c.bias else None
+    if args.layout == "ndhwc":
+        x = x.contiguous(memory_format=torch.channels_last_3d)
+    kw = c.conv_args()
+    geo = (list(kw["stride"]), list(kw["padding"]), list(kw["output_padding"]),
+           list(kw["dilation"]), kw["groups"])
+    op = torch.ops.convt3d.conv_transpose3d
+
+    def ours():
+        return op(x, w, b, *geo)
+
+    def ours_inference():
+        with torch.inference_mode():
+            return op(x, w, b, *geo)
+
+    def cudnn():
+        return F.conv_transpose3d(x, w, b, **kw)
+
+    print(f"case {c.id} {args.precision} {args.layout}: per call, event ms / host us")
+    for name, fn in (("ours", ours), ("ours inference_mode", ours_inference), ("cuDNN", cudnn)):
+        print(f"  {name:22s} {event_ms(fn):8.4f} ms  {host_us(fn):7.1f} us")
+
+
+if __name__ == "__main__":
+    main()

@@ -8,7 +8,6 @@ The host time is measured with the stream held busy by a long sleep kernel, so t
 enqueue: it is pure CPU time (Python, dispatcher, planning, allocation, launches).
 """
 import argparse
-import statistics
 import time
 
 import torch
@@ -16,23 +15,14 @@ import torch.nn.functional as F
 
 import inductor_convt3d  # noqa: F401  (loads the ops)
 from inductor_convt3d.bench.suite import get_cases
+from inductor_convt3d.bench.timing import median_seconds
 
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 def event_ms(fn, iters=50, warmup=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(iters):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        ts.append((s, e))
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in ts)
+    """Median per-call CUDA-event time, the bench's own timer (no sync between calls)."""
+    return median_seconds(fn, torch.device("cuda"), warmup, iters) * 1e3
 
 
 def host_us(fn, iters=50):

@@ -104,12 +104,13 @@ constexpr TileConfig halo_tile(int bn, bool wg) {
 
 // The weight streams through halo_stages cp.async stages of halo_taps_per_stage taps each, so
 // (stages - 1) x taps-per-stage taps of B are in flight while one stage multiplies, with one
-// barrier per stage. Both kinds hold kHaloTapBufs(BN) taps of B, so shared memory (and the box
-// choice) is the same:
+// barrier per stage. Both kinds hold halo_tap_bufs(BN) taps of B, so shared memory (and the
+// box choice) is the same:
 // - per phase (many taps per phase, long K loops): 2 stages of 4 (BN 48/64) or 8 taps, so a
 //   barrier every 4 or 8 taps; one stage of MMAs (>= 128 per warp) covers the L2 latency of the
-//   next. Measured on an H100 against 4 stages of 2 / 4 taps: stride-1 suite cases 1-4 1-5 %
-//   faster (docs/fast_forward_design.md, v6).
+//   next. Measured on an H100 against 4 stages of 2 / 4 taps (old and new builds alternating
+//   in one call): stride-1 suite cases 1-4 and case 11 3-10 % faster
+//   (docs/fast_forward_design.md, v6).
 // - fused (few taps per phase; the pipeline runs across phase ends and epilogues): 4 stages
 //   of 2 or 4 taps; 2 stages were 3-20 % slower on the strided cases 5, 6, 7, 10 and 12.
 // - 3xTF32 keeps 4 stages in both kinds: three MMAs per product make barriers rarer per MMA,

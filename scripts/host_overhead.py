@@ -1,6 +1,8 @@
 """Where a launch-bound call's time goes: per-call CUDA-event time (as the bench takes it) and
-the host's time per call, for our op as the bench calls it, under torch.inference_mode (no
-autograd dispatch), and for cuDNN, on one suite case.
+the host's time per call, for our op as the bench calls it (the functional drop-in, which skips
+the Python autograd kernel when nothing needs a gradient), through torch.ops (the full
+dispatch, Python autograd kernel included), under torch.inference_mode, and for cuDNN, on one
+suite case.
 
     python scripts/host_overhead.py 9 bf16 ndhwc
 
@@ -13,7 +15,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-import inductor_convt3d  # noqa: F401  (loads the ops)
+import inductor_convt3d
 from inductor_convt3d.bench.suite import get_cases
 from inductor_convt3d.bench.timing import median_seconds
 
@@ -57,6 +59,9 @@ def main():
     op = torch.ops.convt3d.conv_transpose3d
 
     def ours():
+        return inductor_convt3d.conv_transpose3d(x, w, b, **kw)
+
+    def ours_op():
         return op(x, w, b, *geo)
 
     def ours_inference():
@@ -67,7 +72,8 @@ def main():
         return F.conv_transpose3d(x, w, b, **kw)
 
     print(f"case {c.id} {args.precision} {args.layout}: per call, event ms / host us")
-    for name, fn in (("ours", ours), ("ours inference_mode", ours_inference), ("cuDNN", cudnn)):
+    for name, fn in (("ours (functional)", ours), ("ours torch.ops", ours_op),
+                     ("ours inference_mode", ours_inference), ("cuDNN", cudnn)):
         print(f"  {name:22s} {event_ms(fn):8.4f} ms  {host_us(fn):7.1f} us")
 
 

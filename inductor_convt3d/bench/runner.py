@@ -9,6 +9,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
+from .. import functional
 from . import roofline
 from .precision import LAYOUTS, PRECISIONS, cudnn_benchmark, tf32_flags
 from .suite import Case
@@ -16,12 +17,12 @@ from .timing import Policy, Timing, is_cuda, measure_steady, rotation_sets
 
 
 def ours_fn(case: Case) -> Callable:
-    args = (list(case.stride), list(case.padding), list(case.output_padding), list(case.dilation),
-            case.groups)
-    op = torch.ops.convt3d.conv_transpose3d
+    """Our op as an eager user calls it: the F.conv_transpose3d drop-in (nn.ConvTranspose3d
+    replacement calls the same), side by side with the baseline's F.conv_transpose3d."""
+    kw = case.conv_args()
 
     def run(x, w, b):
-        return op(x, w, b, *args)
+        return functional.conv_transpose3d(x, w, b, **kw)
     return run
 
 

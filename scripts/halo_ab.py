@@ -1,7 +1,8 @@
 """A/B timing of the fast forward kernels on suite cases, in one process (the switches are read
 per call): v1 (CONVT3D_HALO=0), per-phase halo (=1), its wgmma variant (=1 with
 CONVT3D_WGMMA=1, sm_90), per-phase halo reloading its box per chunk (=1 with
-CONVT3D_BOX_STREAM=0), fused halo (=2), the automatic choice,
+CONVT3D_BOX_STREAM=0), fused halo (=2), the transposed wgmma kernel (CONVT3D_TWG=1, bf16/fp16,
+sm_90), the automatic choice,
 and for grouped layers the automatic choice with densified groups off (CONVT3D_DENSE=0).
 Median of CUDA-event timings after warm-up; no cuDNN, no error check (the bench does both).
 A kernel that does not fit a case falls back to the automatic choice, so read the path.
@@ -18,13 +19,14 @@ import inductor_convt3d  # noqa: F401  (loads the ops)
 from inductor_convt3d.bench.suite import get_cases
 
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENSE")
+SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENSE", "CONVT3D_TWG")
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
-    "halo": {"CONVT3D_HALO": "1"},
-    "halo_wgmma": {"CONVT3D_HALO": "1", "CONVT3D_WGMMA": "1"},
-    "halo_reload": {"CONVT3D_HALO": "1", "CONVT3D_BOX_STREAM": "0"},
+    "halo": {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0"},
+    "halo_wgmma": {"CONVT3D_HALO": "1", "CONVT3D_WGMMA": "1", "CONVT3D_TWG": "0"},
+    "halo_reload": {"CONVT3D_HALO": "1", "CONVT3D_BOX_STREAM": "0", "CONVT3D_TWG": "0"},
     "fused": {"CONVT3D_HALO": "2"},
+    "twg": {"CONVT3D_TWG": "1"},
     "auto": {},
     "nodense": {"CONVT3D_DENSE": "0"},  # grouped layers only
 }
@@ -82,8 +84,13 @@ def main():
                     res[v] = float("nan") if skip else median_ms(lambda: op(*call))
                 set_switches({})
                 path = torch.ops.convt3d._forward_path(xl, w, *call[3:])
+                extra = ""
+                if "twg" in variants:  # which kernel the twg column ran
+                    set_switches(VARIANTS["twg"])
+                    extra = "  twg column: " + torch.ops.convt3d._forward_path(xl, w, *call[3:])
+                    set_switches({})
                 print(f"{c.id:>4} {prec:>5} {layout:>6} " +
-                      " ".join(f"{res[v]:>9.4f}" for v in variants) + f"  {path}")
+                      " ".join(f"{res[v]:>9.4f}" for v in variants) + f"  {path}{extra}")
 
 
 if __name__ == "__main__":

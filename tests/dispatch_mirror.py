@@ -112,10 +112,72 @@ def wgmma_expected(device, mode):
             and torch.cuda.get_device_capability(device) == (9, 0))
 
 
+TWG_RUNS = (128, 144, 160)  # tile_configs.h: kTwgRuns
+TWG_SLICES = 4
+
+
+def twg_smem(nr, bm, pos_pad, tap_cap):
+    """twg_smem_bytes (tile_configs.h): 3 stages of 4 taps x 4 KB of weights, the box."""
+    head = -(-(8 * TWG_SLICES * nr + 8 * tap_cap) // 128) * 128
+    return head + max(3 * 4 * 4096 + 4 * pos_pad * 16, 4 * bm * 65)
+
+
+def twg_run(spec, mode):
+    """Mirror of plan_twg's choice (forward_cuda.cpp): the run length NR with the fewest
+    estimated cycles, or None when no box fits."""
+    _, cin, cout, size, k, s, p, op, d, g, _ = spec
+    axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
+    chunks = -(-(cin // g) // bk_elems(mode))
+    tap_cap = -(-max(a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2])
+                // 4) * 4
+    ext_w = max(c[2] for c in axes[2])
+    qh0, qw0 = axes[1][0][0], axes[2][0][0]
+    best = None
+    for nr in TWG_RUNS:
+        last_w = -1
+        for kk in range(1, 17):
+            bqw = min(-(-qw0 // kk), nr - ext_w)
+            if bqw < 1 or bqw == last_w:
+                continue
+            last_w = bqw
+            bqh = min(nr // (bqw + ext_w), qh0)
+            if bqh < 1:
+                continue
+            cost, max_pos = 0.0, 0
+            for a in axes[0]:
+                for b in axes[1]:
+                    for c in axes[2]:
+                        pos = (TWG_SLICES + a[2]) * (bqh + b[2]) * (bqw + c[2])
+                        max_pos = max(max_pos, pos)
+                        tiles = (spec[0] * -(-a[0] // TWG_SLICES) * -(-b[0] // bqh)
+                                 * -(-c[0] // bqw))
+                        t = a[1] * b[1] * c[1]
+                        cost += tiles * ((chunks * (TWG_SLICES * nr * t + pos) if t else 0)
+                                         + bqh * bqw)
+            pos_pad = -(-(max_pos + nr) // 8) * 8
+            if pos_pad >= 1 << 14 or twg_smem(nr, TWG_SLICES * bqh * bqw, pos_pad, tap_cap) > 200 * 1024:
+                continue
+            if best is None or cost < best[0]:
+                best = (cost, nr)
+    return None if best is None else best[1]
+
+
+def twg_expected(device, spec, mode, kind, cout_g):
+    """Mirror of twg_pays (forward_cuda.cpp): auto mode replaces the per-phase halo kernel of a
+    stride-1 bf16/fp16 layer with 32 < Cout/g <= 64 by the transposed wgmma kernel on a
+    compute capability 9.0 device (sm_90a build); CONVT3D_TWG=0 never does."""
+    import torch
+
+    return (os.environ.get("CONVT3D_TWG") != "0" and kind in ("halo", "halo_wgmma")
+            and mode in ("bf16", "fp16") and math.prod(spec[5]) == 1 and 32 < cout_g <= 64
+            and device.type == "cuda" and torch.cuda.get_device_capability(device) == (9, 0))
+
+
 def expected_path(x, spec, mode):
     """The kernel forward_cuda should pick: groups densified per dense_groups ("_dense"); then
     fused or per-phase halo (BN 16/32/48/64, at most 32 for strict fp32; its wgmma variant per
-    wgmma_expected) per halo_kind, else v1
+    wgmma_expected) per halo_kind, the per-phase one replaced by the transposed wgmma kernel per
+    twg_expected (run length per twg_run), else v1
     igemm (BN from Cout/groups); the 16-byte channel loader exactly when channels are
     unit-stride, whole 16-byte chunks and 16-byte aligned."""
     dense = dense_groups(spec, mode)
@@ -132,6 +194,10 @@ def expected_path(x, spec, mode):
     kind = halo_kind(spec, hbn, mode, kvec)
     if kind == "halo" and wgmma_expected(x.device, mode):
         kind = "halo_wgmma"
+    if twg_expected(x.device, spec, mode, kind, cout // g):
+        nr = twg_run(spec, mode)
+        if nr is not None:
+            return f"twg_{mode}_n{nr}_{loader}{suffix}"
     if kind is not None:
         return f"{kind}_{mode}_bn{hbn}_{loader}{suffix}"
     max_bn = 64 if mode == "3xtf32" else 128

@@ -207,6 +207,7 @@ def test_m_tails(kernel, n, size, cout, precision, monkeypatch):
     # halo variant forces the halo kernel: auto mode sends wide strict fp32 to v1.
     if kernel == "halo":
         monkeypatch.setenv("CONVT3D_HALO", "1")
+        monkeypatch.setenv("CONVT3D_TWG", "0")  # stride-1 16-bit Cout 48/64 would take twg
     k, pad = ((1, 1, 3), (0, 0, 1)) if kernel == "igemm" else ((3, 3, 3), (1, 1, 1))
     spec = (n, 8, cout, size, k, (1, 1, 1), pad, (0, 0, 0), (1, 1, 1), 1, True)
     run(spec, precision, kernel=kernel)
@@ -381,6 +382,7 @@ def test_bitwise_deterministic(layout, precision):
 @pytest.fixture(params=["wgmma", "mma"])
 def force_halo(request, monkeypatch):
     monkeypatch.setenv("CONVT3D_HALO", "1")
+    monkeypatch.setenv("CONVT3D_TWG", "0")  # the halo kernel itself, not its twg replacement
     monkeypatch.setenv("CONVT3D_WGMMA", "1" if request.param == "wgmma" else "0")
 
 
@@ -561,9 +563,13 @@ def test_halo_auto_rule(monkeypatch):
     products per output; fp32 with channels_last x, <= 2 chunks, few taps) and its box fits;
     otherwise the per-phase halo kernel from 8 taps per phase on average, v1 below that, with
     dilation, and for strict fp32 wider than the halo's 3xTF32 BN cap of 32. The per-phase
-    kernel's wgmma variant runs only when CONVT3D_WGMMA=1 asks for it (sm_90)."""
+    kernel's wgmma variant runs only when CONVT3D_WGMMA=1 asks for it (sm_90); on sm_90 the
+    transposed wgmma kernel replaces it for stride-1 bf16/fp16 layers with 32 < Cout/g <= 64."""
     monkeypatch.delenv("CONVT3D_HALO", raising=False)
     monkeypatch.delenv("CONVT3D_WGMMA", raising=False)
+    monkeypatch.delenv("CONVT3D_TWG", raising=False)
+    wg = torch.cuda.get_device_capability() == (9, 0)  # the default build has sm_90a code
+    twg = "twg" if wg else "halo"
     base = (1, 8, 16, (3, 4, 5), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
     dilated = base[:8] + ((2, 2, 2),) + base[9:]
     wide = base[:2] + (48,) + base[3:]
@@ -593,9 +599,11 @@ def test_halo_auto_rule(monkeypatch):
         (base, f32, False, "ncdhw", "3xtf32", "halo"),
         (wide, f32, False, "ncdhw", "3xtf32", "igemm"),
         (wide, f32, True, "ncdhw", "tf32", "halo"),
-        (base64, bf, True, "cl", "bf16", "halo"),
-        (base64, bf, True, "ncdhw", "bf16", "halo"),
+        (base64, bf, True, "cl", "bf16", twg),
+        (base64, bf, True, "ncdhw", "bf16", twg),
         (base64, f32, True, "cl", "tf32", "halo"),
+        (wide, bf, True, "ncdhw", "bf16", twg),
+        (k4s2_deep[:2] + (64,) + k4s2_deep[3:], bf, True, "cl", "bf16", "halo"),  # stride 2
     ]:
         (x, w, _), _ = make(spec, dtype, layout)
         path = path_of(x, w, spec, tf32)
@@ -603,7 +611,7 @@ def test_halo_auto_rule(monkeypatch):
         assert path == expected_path(x, spec, mode), path
     (x, w, _), _ = make(base64, bf, "cl")
     monkeypatch.setenv("CONVT3D_WGMMA", "1")
-    wg = torch.cuda.get_device_capability() == (9, 0)  # the default build has sm_90a code
+    monkeypatch.setenv("CONVT3D_TWG", "0")
     assert path_of(x, w, base64, True) == ("halo_wgmma" if wg else "halo") + "_bf16_bn64_kvec"
 
 

@@ -61,18 +61,21 @@ int halo_env() {
 // TF32, with the scalar loader and at BN <= 48 (up to 40 %), and at BN 64 in bf16 with the
 // channel-fast loader it won by 5 % in one run and lost by 9-13 % in another
 // (docs/fast_forward_design.md, v5).
-bool use_wgmma(fwd::Mode mode, const at::Tensor& x) {
+bool use_wgmma_arch(const at::Tensor& x) {
 #if defined(CONVT3D_SM90A)
-  if (mode == fwd::Mode::kTf32x3) return false;  // three-term split: mma.sync only
-  const char* e = std::getenv("CONVT3D_WGMMA");
-  if (e == nullptr || std::strcmp(e, "1") != 0) return false;
   const auto* prop = at::cuda::getDeviceProperties(x.get_device());
   return prop->major == 9 && prop->minor == 0;
 #else
-  (void)mode;
   (void)x;
   return false;
 #endif
+}
+
+bool use_wgmma(fwd::Mode mode, const at::Tensor& x) {
+  if (mode == fwd::Mode::kTf32x3) return false;  // three-term split: mma.sync only
+  const char* e = std::getenv("CONVT3D_WGMMA");
+  if (e == nullptr || std::strcmp(e, "1") != 0) return false;
+  return use_wgmma_arch(x);
 }
 
 // CONVT3D_BOX_STREAM=0 (read per call): the per-phase halo kernel reloads its box per channel
@@ -93,6 +96,7 @@ struct FastPlan {
   bool kvec = false;
   int64_t blocks = 0;
   int dense_g = 1;     // > 1: that many groups packed into one block-diagonal weight
+  int twg_nr = 0;      // > 0: the transposed wgmma kernel with this run length
   ConvT3dParams p;     // the geometry planned for (densified groups merged)
   fwd::FwdArgs args;  // geometry; pointers are filled at launch
   std::string name = "reference";
@@ -220,6 +224,34 @@ bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x
   return true;
 }
 
+// Taps over the stride phases: the sum and count over phases that have taps and outputs, and
+// the most taps of any phase (it sizes the kernels' tap tables).
+struct TapStats {
+  int64_t taps_sum = 0, nonempty = 0, max_taps = 0;
+};
+
+TapStats tap_stats(const ConvT3dParams& p, const fwd::AxisPlan* ax) {
+  TapStats s;
+  for (int rd = 0; rd < p.stride[0]; ++rd)
+    for (int rh = 0; rh < p.stride[1]; ++rh)
+      for (int rw = 0; rw < p.stride[2]; ++rw) {
+        const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
+        const int64_t q = int64_t(ax[0].q[rd]) * ax[1].q[rh] * ax[2].q[rw];
+        s.max_taps = std::max(s.max_taps, t);
+        if (t > 0 && q > 0) {
+          s.taps_sum += t;
+          ++s.nonempty;
+        }
+      }
+  return s;
+}
+
+// The kernels' tap tables hold int32 element offsets into one group's packed weight.
+bool tap_offsets_fit(const ConvT3dParams& p, int cin_pad) {
+  return double(p.k[0]) * double(p.k[1]) * double(p.k[2]) * double(p.Cout_g) * double(cin_pad) <=
+         double(std::numeric_limits<int32_t>::max());
+}
+
 // Switches a fast plan to a halo kernel. Fused (plan_fused) takes strided layers without
 // dilation whenever its box fits; the per-phase halo kernel takes calls whose non-empty phases
 // have on average >= kHaloMinTaps taps. Per-phase: picks the box of kHaloBoxes with the fewest
@@ -229,26 +261,11 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int env = halo_env();
   if (env == 0) return;
   const fwd::AxisPlan* ax = f.args.ax;
-  // max_taps sizes the kernel's tap table: every phase's taps, whether or not it has outputs.
-  int64_t taps_sum = 0, nonempty = 0, max_taps = 0;
-  for (int rd = 0; rd < p.stride[0]; ++rd)
-    for (int rh = 0; rh < p.stride[1]; ++rh)
-      for (int rw = 0; rw < p.stride[2]; ++rw) {
-        const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
-        const int64_t q = int64_t(ax[0].q[rd]) * ax[1].q[rh] * ax[2].q[rw];
-        max_taps = std::max(max_taps, t);
-        if (t > 0 && q > 0) {
-          taps_sum += t;
-          ++nonempty;
-        }
-      }
+  const TapStats ts = tap_stats(p, ax);
+  const int64_t taps_sum = ts.taps_sum, nonempty = ts.nonempty, max_taps = ts.max_taps;
   if (nonempty == 0) return;
-  // The kernel's tap table holds int32 element offsets into one group's packed weight.
   constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
-  if (double(p.k[0]) * double(p.k[1]) * double(p.k[2]) * double(p.Cout_g) *
-          double(f.args.cin_pad) > double(kIntMax)) {
-    return;
-  }
+  if (!tap_offsets_fit(p, f.args.cin_pad)) return;
   const bool dilated = p.dil[0] != 1 || p.dil[1] != 1 || p.dil[2] != 1;
   // Measured on an H200 (docs/performance.md, 2026-11-22): with dilation the halo kernel lost
   // to v1 (suite case 8: 0.57-0.91x), and strict fp32 wider than the halo's 3xTF32 BN cap
@@ -315,6 +332,113 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
           wg ? "halo_wgmma" : "halo");
   f.args.wg = wg ? 1 : 0;
   f.args.box_bufs = box_bufs;
+}
+
+// CONVT3D_TWG (read per call): 1 runs the transposed wgmma kernel whenever it is legal, 0
+// never; unset leaves it to the measured rule (twg_pays).
+int twg_env() {
+  const char* e = std::getenv("CONVT3D_TWG");
+  if (e != nullptr && std::strcmp(e, "0") == 0) return 0;
+  if (e != nullptr && std::strcmp(e, "1") == 0) return 1;
+  return -1;
+}
+
+// Where the transposed wgmma kernel replaces the per-phase halo kernel without being forced.
+// Measured on an H100 (scripts/halo_ab.py, bf16, 2026-11-22, docs/fast_forward_design.md v7):
+// it won on the stride-1 suite cases with Cout/g 33-64 (case 3: 4.77 / 4.07 ms against 5.27 /
+// 4.54, NCDHW / channels_last; case 2: 1.72 / 1.41 against 1.89 / 1.47), tied or lost on the
+// stride-2 case 11 (8 taps per phase: short K loops, so the box and epilogue weigh more) and
+// lost on case 4 (Cout 24: M = 64 is 63 % padding).
+bool twg_pays(const FastPlan& f) {
+  return f.halo && f.args.fuse == 0 && f.args.phases == 1 && f.p.Cout_g > 32;
+}
+
+// Transposed wgmma kernel (fwd/twg_kernel.cuh): bf16/fp16 on an sm_90a build and an sm_90
+// device, Cout/g <= 64 (one M = 64 tile). Picks the run length NR and the slice shape bqh x bqw
+// (bqh lines of the box width bqw + span_w <= NR) with the fewest estimated tensor-core cycles
+// plus box positions loaded, summed over the phases (one CTA per SM: 512 threads at up to 128
+// registers). Candidates for bqw split phase 0's Qw into 1..16 near-equal tiles, so planning
+// stays a few microseconds.
+void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
+  const int env = twg_env();
+  if (env == 0 || (env == -1 && !twg_pays(f))) return;
+  if (f.mode != fwd::Mode::kBf16 && f.mode != fwd::Mode::kFp16) return;
+  if (!use_wgmma_arch(x) || f.p.Cout_g > 64) return;
+  const fwd::AxisPlan* ax = f.args.ax;
+  const TapStats ts = tap_stats(f.p, ax);
+  if (ts.nonempty == 0 || !tap_offsets_fit(f.p, f.args.cin_pad)) return;
+  const int64_t tap_cap = (ts.max_taps + 3) / 4 * 4;
+  const auto* prop = at::cuda::getDeviceProperties(x.get_device());
+  const int64_t cap = std::min<int64_t>(fwd::kHaloSmemCap, prop->sharedMemPerBlockOptin);
+  const int64_t chunks = ceil_div(f.p.Cin_g, fwd::bk_elems(f.mode));
+  auto span = [](const fwd::AxisPlan& a, int r) {
+    return a.ntap[r] > 0 ? int64_t(a.ntap[r] - 1) * a.cstep : 0;
+  };
+  int64_t ext_w = 0;
+  for (int r = 0; r < p.stride[2]; ++r) ext_w = std::max(ext_w, span(ax[2], r));
+  const int64_t Qh0 = ax[1].q[0], Qw0 = ax[2].q[0];
+  double best_cost = 0;
+  int best_nr = 0, best_h = 0, best_w = 0;
+  int64_t best_smem = 0;
+  for (int nr : fwd::kTwgRuns) {
+    int64_t last_w = -1;
+    for (int64_t k = 1; k <= 16; ++k) {
+      const int64_t bqw = std::min<int64_t>(ceil_div(Qw0, k), nr - ext_w);
+      if (bqw < 1 || bqw == last_w) continue;
+      last_w = bqw;
+      const int64_t bqh = std::min<int64_t>(nr / (bqw + ext_w), Qh0);
+      if (bqh < 1) continue;
+      double cost = 0;
+      int64_t max_pos = 0;
+      for (int rd = 0; rd < p.stride[0]; ++rd)
+        for (int rh = 0; rh < p.stride[1]; ++rh)
+          for (int rw = 0; rw < p.stride[2]; ++rw) {
+            const int64_t pos = (fwd::kTwgSlices + span(ax[0], rd)) * (bqh + span(ax[1], rh)) *
+                                (bqw + span(ax[2], rw));
+            max_pos = std::max(max_pos, pos);
+            const double tiles = double(p.N) * ceil_div(ax[0].q[rd], fwd::kTwgSlices) *
+                                 ceil_div(ax[1].q[rh], bqh) * ceil_div(ax[2].q[rw], bqw);
+            const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
+            const double mma = double(fwd::kTwgSlices) * nr * t;
+            cost += tiles * ((t > 0 ? double(chunks) * (mma + pos) : 0.0) + bqh * bqw);
+          }
+      const int64_t pos_pad = (max_pos + nr + 7) / 8 * 8;
+      if (pos_pad >= (1 << 14)) continue;  // descriptor stride field
+      const int64_t smem = fwd::twg_smem_bytes(nr, int(fwd::kTwgSlices * bqh * bqw), pos_pad,
+                                               tap_cap);
+      if (smem > cap) continue;
+      if (best_nr == 0 || cost < best_cost) {
+        best_cost = cost;
+        best_nr = nr;
+        best_h = int(bqh);
+        best_w = int(bqw);
+        best_smem = smem;
+      }
+    }
+  }
+  if (best_nr == 0) return;
+  const int64_t tiles0 = p.N * ceil_div(ax[0].q[0], fwd::kTwgSlices) * ceil_div(Qh0, best_h) *
+                         ceil_div(Qw0, best_w);
+  const int64_t phases = p.stride[0] * p.stride[1] * p.stride[2];
+  const double blocks = double(tiles0) * double(phases) * double(f.p.groups);
+  if (tiles0 < 1 || blocks > double(std::numeric_limits<int32_t>::max())) return;
+  fwd::FwdArgs& a = f.args;
+  a.box[0] = fwd::kTwgSlices;
+  a.box[1] = best_h;
+  a.box[2] = best_w;
+  a.smem_bytes = static_cast<int>(best_smem);
+  a.tap_cap = static_cast<int>(tap_cap);
+  a.m_tiles = static_cast<int>(tiles0);
+  a.n_tiles = 1;
+  a.phases = static_cast<int>(phases);
+  a.fuse = 0;
+  a.wg = 0;
+  a.box_bufs = 1;
+  f.blocks = tiles0 * phases * f.p.groups;
+  f.halo = false;
+  f.twg_nr = best_nr;
+  f.name = std::string("twg_") + fwd::mode_name(f.mode) + "_n" + std::to_string(best_nr) +
+           (f.kvec ? "_kvec" : "_mfast");
 }
 
 // Small grouped layers run as one block-diagonal dense layer when that pads less: each
@@ -404,6 +528,7 @@ FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x) {
   f.name = std::string("igemm_") + fwd::mode_name(f.mode) + "_bn" + std::to_string(f.bn) +
            (f.kvec ? "_kvec" : "_mfast");
   plan_halo(f, p, x);
+  plan_twg(f, p, x);
   if (f.dense_g > 1) f.name += "_dense";
   return f;
 }
@@ -434,7 +559,9 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   a.bias = bias.defined() ? bias.const_data_ptr() : nullptr;
   a.y = y.mutable_data_ptr();
   a.y_vec = channel_vector_ok(y, p.y_st, a.cout_g, fwd::chunk_elems(f.mode)) ? 1 : 0;
-  if (f.halo) {
+  if (f.twg_nr > 0) {
+    C10_CUDA_CHECK(fwd::twg_forward(f.mode, f.twg_nr, f.kvec, a, f.blocks, stream));
+  } else if (f.halo) {
     C10_CUDA_CHECK(fwd::halo_forward(f.mode, f.bn, f.kvec, a, f.blocks, stream));
   } else {
     C10_CUDA_CHECK(fwd::igemm_forward(f.mode, f.bn, f.kvec, a, f.blocks, stream));

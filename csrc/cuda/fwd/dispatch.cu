@@ -37,7 +37,31 @@ cudaError_t halo_by_loader(int bn, bool kvec, const FwdArgs& a, int64_t blocks, 
   return kvec ? halo_by_bn<MODE, true>(bn, a, blocks, s) : halo_by_bn<MODE, false>(bn, a, blocks, s);
 }
 
+template <Mode MODE, bool KVEC>
+cudaError_t twg_by_nr(int nr, const FwdArgs& a, int64_t blocks, cudaStream_t s) {
+#define CONVT3D_FWD_CASE(M, NR) \
+  case NR:                      \
+    return launch_twg<M, NR, KVEC>(a, blocks, s);
+  switch (nr) { CONVT3D_FWD_FOR_EACH_TWG_NR(CONVT3D_FWD_CASE, MODE) }
+#undef CONVT3D_FWD_CASE
+  return cudaErrorInvalidValue;
+}
+
+template <Mode MODE>
+cudaError_t twg_by_loader(int nr, bool kvec, const FwdArgs& a, int64_t blocks, cudaStream_t s) {
+  return kvec ? twg_by_nr<MODE, true>(nr, a, blocks, s) : twg_by_nr<MODE, false>(nr, a, blocks, s);
+}
+
 }  // namespace
+
+cudaError_t twg_forward(Mode mode, int nr, bool kvec, const FwdArgs& a, int64_t blocks,
+                        cudaStream_t stream) {
+  switch (mode) {
+    case Mode::kBf16: return twg_by_loader<Mode::kBf16>(nr, kvec, a, blocks, stream);
+    case Mode::kFp16: return twg_by_loader<Mode::kFp16>(nr, kvec, a, blocks, stream);
+    default: return cudaErrorInvalidValue;  // bf16 / fp16 only
+  }
+}
 
 cudaError_t halo_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_t blocks,
                          cudaStream_t stream) {

@@ -34,6 +34,20 @@ cudaError_t launch_halo(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 #define CONVT3D_FWD_INSTANTIATE_HALO_MODE(MODE) \
   CONVT3D_FWD_FOR_EACH_HALO_BN(CONVT3D_FWD_INSTANTIATE_HALO_BN, MODE)
 
+// Transposed wgmma kernel (twg_kernel.cuh, sm_90a, bf16/fp16), NR in kTwgRuns; a.box (kTwgSlices,
+// bqh, bqw), a.smem_bytes and a.tap_cap set by the host. Instantiated in inst_twg_*.cu.
+template <Mode MODE, int NR, bool KVEC>
+cudaError_t launch_twg(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
+
+#define CONVT3D_FWD_FOR_EACH_TWG_NR(X, MODE) X(MODE, 128) X(MODE, 144) X(MODE, 160)
+
+#define CONVT3D_FWD_INSTANTIATE_TWG_NR(MODE, NR)                                         \
+  template cudaError_t launch_twg<MODE, NR, false>(const FwdArgs&, int64_t, cudaStream_t); \
+  template cudaError_t launch_twg<MODE, NR, true>(const FwdArgs&, int64_t, cudaStream_t);
+
+#define CONVT3D_FWD_INSTANTIATE_TWG_MODE(MODE) \
+  CONVT3D_FWD_FOR_EACH_TWG_NR(CONVT3D_FWD_INSTANTIATE_TWG_NR, MODE)
+
 template <Mode MODE>
 cudaError_t launch_repack(const void* w, void* wp, int64_t total, int cin_g, int cin_pad,
                           int cout_g, int dense_g, const int* k, const int64_t* ws,

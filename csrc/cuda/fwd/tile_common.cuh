@@ -208,37 +208,15 @@ __device__ __forceinline__ void zero_acc(float (&acc)[MT][NTL][4]) {
       for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.f;
 }
 
-// Epilogue: accumulators (+ bias) -> fp32 tile ct [BM][BN+1] in shared memory (odd stride:
-// conflict-free along rows and columns) -> y. Row r of the tile goes to y offset
-// yoff[r * yoff_stride] (negative: not stored); columns are output channels n0.. of group g.
-// Channels_last y: consecutive threads write consecutive channels; otherwise consecutive rows
-// (consecutive qw). The caller has finished every read of the shared bytes under ct.
-template <class C, typename T>
-__device__ __forceinline__ void store_tile(const float (&acc)[C::MT][C::NTL][4], float* ct,
-                                           const int64_t* yoff, int yoff_stride,
-                                           const FwdArgs& a, int g, int n0, int wm, int wn) {
-  constexpr int BM = C::BM, BN = C::kBn, NT = C::NT, S = BN + 1;
-  const int tid = threadIdx.x, lane = tid % 32;
-  const T* bias = static_cast<const T*>(a.bias);
-  const int gi = lane / 4, ti = lane % 4;
-#pragma unroll
-  for (int j = 0; j < C::NTL; ++j) {
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-      const int cl = wn * C::TN + j * 8 + 2 * ti + c;  // column within the tile
-      const int col = n0 + cl;
-      const float bv =
-          (bias != nullptr && col < a.cout_g) ? to_float(bias[int64_t(g) * a.cout_g + col]) : 0.f;
-#pragma unroll
-      for (int i = 0; i < C::MT; ++i) {
-        const int rl = wm * C::TM + i * 16 + gi;
-        ct[rl * S + cl] = acc[i][j][c] + bv;
-        ct[(rl + 8) * S + cl] = acc[i][j][2 + c] + bv;
-      }
-    }
-  }
-  __syncthreads();
-
+// Epilogue, second half: the fp32 tile ct [rows][BN+1] in shared memory (bias added) -> y. Row r
+// goes to y offset yoff[r * yoff_stride] (negative: not stored); columns are output channels
+// n0.. of the group. Channels_last y: consecutive threads write consecutive channels; otherwise
+// consecutive rows (consecutive qw). The caller has synchronised after writing ct.
+template <int BN, int NT, typename T>
+__device__ __forceinline__ void tile_to_y(const float* ct, int rows, const int64_t* yoff,
+                                          int yoff_stride, const FwdArgs& a, int n0) {
+  constexpr int S = BN + 1;
+  const int tid = threadIdx.x;
   T* __restrict__ y = static_cast<T*>(a.y);
   const int cols_left = a.cout_g - n0 < BN ? a.cout_g - n0 : BN;
   const int64_t cstride = a.ys[1];
@@ -247,7 +225,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::MT][C::NTL][4],
     // Channels_last, aligned (host checked): one 16-byte store per V channels of a row;
     // cols_left is then a multiple of V.
 #pragma unroll 2
-    for (int i = tid; i < BM * (BN / V); i += NT) {
+    for (int i = tid; i < rows * (BN / V); i += NT) {
       const int r = i / (BN / V), cl = (i % (BN / V)) * V;
       const int64_t yo = yoff[r * yoff_stride];
       if (yo >= 0 && cl < cols_left) {
@@ -270,19 +248,50 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::MT][C::NTL][4],
     }
   } else if (a.y_cfast) {
 #pragma unroll 4
-    for (int i = tid; i < BM * BN; i += NT) {
+    for (int i = tid; i < rows * BN; i += NT) {
       const int r = i / BN, cl = i % BN;
       const int64_t yo = yoff[r * yoff_stride];
       if (yo >= 0 && cl < cols_left) y[yo + int64_t(n0 + cl) * cstride] = from_float<T>(ct[r * S + cl]);
     }
   } else {
 #pragma unroll 4
-    for (int i = tid; i < BM * BN; i += NT) {
-      const int r = i % BM, cl = i / BM;
+    for (int i = tid; i < rows * BN; i += NT) {
+      const int r = i % rows, cl = i / rows;
       const int64_t yo = yoff[r * yoff_stride];
       if (yo >= 0 && cl < cols_left) y[yo + int64_t(n0 + cl) * cstride] = from_float<T>(ct[r * S + cl]);
     }
   }
+}
+
+// Epilogue: accumulators (+ bias) -> fp32 tile ct [BM][BN+1] in shared memory (odd stride:
+// conflict-free along rows and columns) -> y (tile_to_y). The caller has finished every read
+// of the shared bytes under ct.
+template <class C, typename T>
+__device__ __forceinline__ void store_tile(const float (&acc)[C::MT][C::NTL][4], float* ct,
+                                           const int64_t* yoff, int yoff_stride,
+                                           const FwdArgs& a, int g, int n0, int wm, int wn) {
+  constexpr int BN = C::kBn, S = BN + 1;
+  const int lane = threadIdx.x % 32;
+  const T* bias = static_cast<const T*>(a.bias);
+  const int gi = lane / 4, ti = lane % 4;
+#pragma unroll
+  for (int j = 0; j < C::NTL; ++j) {
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const int cl = wn * C::TN + j * 8 + 2 * ti + c;  // column within the tile
+      const int col = n0 + cl;
+      const float bv =
+          (bias != nullptr && col < a.cout_g) ? to_float(bias[int64_t(g) * a.cout_g + col]) : 0.f;
+#pragma unroll
+      for (int i = 0; i < C::MT; ++i) {
+        const int rl = wm * C::TM + i * 16 + gi;
+        ct[rl * S + cl] = acc[i][j][c] + bv;
+        ct[(rl + 8) * S + cl] = acc[i][j][2 + c] + bv;
+      }
+    }
+  }
+  __syncthreads();
+  tile_to_y<BN, C::NT, T>(ct, C::BM, yoff, yoff_stride, a, n0);
 }
 
 }  // namespace fwd

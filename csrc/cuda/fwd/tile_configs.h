@@ -192,5 +192,32 @@ constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long lon
   return 8LL * bm + 8LL * tap_cap + (main > epi ? main : epi);
 }
 
+// ---- transposed wgmma path (twg_kernel.cuh, sm_90a, bf16/fp16): D[Cout x positions] per
+// warpgroup, M = 64 output channels (zero rows past Cout/g), N = a run of NR consecutive box
+// positions (generated wrappers: scripts/gen_wgmma.py kTwgN). A CTA is kTwgSlices warpgroups,
+// one depth slice of bqh x bqw outputs each; a slice's run is bqh lines of the box's width, so
+// bqh * (bqw + span_w) <= NR and the columns past bqw are computed and dropped. Every CTA
+// streams all of its phase's weights from L2, so a CTA takes four slices: with two, the weight
+// reads alone kept L2 85 % busy on suite case 3 (ncu, H100).
+inline constexpr int kTwgRuns[] = {128, 144, 160};
+constexpr int kTwgSlices = 4;       // warpgroups per CTA = box depth in outputs
+constexpr int kTwgStages = 3;       // weight stages; the loader runs kTwgStages - 2 ahead
+constexpr int kTwgTapsPerStage = 4;
+constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [16-byte plane][64 rows][16 B]
+
+// Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= kTwgSlices NR),
+// the tap table (8 B per tap), then (128-aligned) the weight stages and the box
+// [4 planes][pos_pad][16 B] (pos_pad: box positions plus NR, so a run starting at any box
+// position stays inside), with the epilogue tile [bm][65] fp32 over them.
+constexpr long long twg_head_bytes(int nr, long long tap_cap) {
+  return (8LL * kTwgSlices * nr + 8 * tap_cap + 127) / 128 * 128;
+}
+constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long tap_cap) {
+  const long long main = 1LL * kTwgStages * kTwgTapsPerStage * kTwgTapBytes +
+                         1LL * kChunks * pos_pad * kChunkBytes;
+  const long long epi = 4LL * bm * 65;
+  return twg_head_bytes(nr, tap_cap) + (main > epi ? main : epi);
+}
+
 }  // namespace fwd
 }  // namespace convt3d

@@ -87,5 +87,25 @@ __device__ __forceinline__ void wgmma_step(float (&acc)[BN / 8][4], const uint32
 #endif
 }
 
+// acc (this warp's 16 rows of a 64-row wgmma, N columns) += A x B, both read by the tensor core
+// from shared memory through descriptors (the transposed kernel, twg_kernel.cuh).
+template <Mode MODE, int N>
+__device__ __forceinline__ void wgmma_ss(float (&acc)[N / 8][4], uint64_t desc_a, uint64_t desc_b) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CONVT3D_WGMMA_SS_CASE(NN)                                               \
+  if constexpr (N == NN) {                                                      \
+    if constexpr (MODE == Mode::kBf16) wgmma_ss_bf16_n##NN(acc, desc_a, desc_b); \
+    if constexpr (MODE == Mode::kFp16) wgmma_ss_f16_n##NN(acc, desc_a, desc_b);  \
+    if constexpr (MODE == Mode::kTf32) wgmma_ss_tf32_n##NN(acc, desc_a, desc_b); \
+  }
+  CONVT3D_WGMMA_SS_CASE(128)
+  CONVT3D_WGMMA_SS_CASE(144)
+  CONVT3D_WGMMA_SS_CASE(160)
+#undef CONVT3D_WGMMA_SS_CASE
+#else
+  __trap();
+#endif
+}
+
 }  // namespace fwd
 }  // namespace convt3d

@@ -1,0 +1,327 @@
+// Transposed wgmma forward (sm_90a, bf16/fp16): the per-phase halo GEMM turned around, so that
+// both operands reach the tensor core from shared memory by descriptor.
+//
+// Within one stride phase every tap is a stride-1 shift of a halo box of x (halo_kernel.cuh).
+// This kernel computes D[co][pos] = sum over taps and channels of W_t[co][ci] * box[pos + t][ci]
+// with M = 64 output channels and N = NR consecutive box positions:
+// - A (weights) is stored per tap as [16-byte plane][64 rows][16 B], K-major core matrices.
+// - B (the box) is stored plane-major, [plane][position][16 B], so any NR consecutive box
+//   positions are K-major core matrices at a 128-byte stride, and a tap is a shift of the start
+//   address by its box offset. No swizzle, no ldmatrix, no A or B registers.
+// A warpgroup's output positions are its slice's bqh lines of the box width HW = bqw + span_w,
+// run together as virtual rows v = line * HW + column (<= NR); columns >= bqw (the halo) and
+// rows past bqh * HW compute on box data and are dropped. kTwgSlices warpgroups take depth
+// slices qd0, qd0 + 1, ... Weights stream through kTwgStages cp.async stages of kTwgTapsPerStage taps
+// (the loader two stages ahead, one stage of wgmmas in flight); the box is reloaded per 64-byte
+// channel chunk. The epilogue goes through the fp32 tile of store_tile (tile_to_y). Every
+// stored element is written once, no atomics.
+#pragma once
+
+#include "launch.h"
+#include "tile_common.cuh"
+#include "wgmma.cuh"
+
+namespace convt3d {
+namespace fwd {
+
+template <Mode MODE, int NR, bool KVEC>
+struct TwgCfg {
+  using T = typename ModeTraits<MODE>::T;
+  static_assert(sizeof(T) == 2, "twg: bf16 / fp16 only");
+  static constexpr int NT = 128 * kTwgSlices;
+  static constexpr int KRUN = kChunkBytes / int(sizeof(T));  // elements per 16-byte plane
+  static constexpr int BK = kBkBytes / int(sizeof(T));
+  static constexpr int S = kTwgStages, TB = kTwgTapsPerStage;
+  static constexpr int kStageBytes = TB * kTwgTapBytes;
+  static constexpr int kBatch = 4;  // box chunks per thread in flight (scalar loader)
+  static constexpr int kTapsPerPass = NT / (64 * kChunks);  // weight copies: one tap = 256
+};
+
+template <Mode MODE, int NR, bool KVEC>
+__global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
+    twg_fwd_kernel(const __grid_constant__ FwdArgs a) {
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __trap();
+#else
+  using C = TwgCfg<MODE, NR, KVEC>;
+  using T = typename C::T;
+  constexpr int NT = C::NT, KRUN = C::KRUN, BK = C::BK, S = C::S, TB = C::TB;
+
+  extern __shared__ __align__(128) unsigned char smem[];
+  int64_t* yrow = reinterpret_cast<int64_t*>(smem);                  // <= kTwgSlices NR rows
+  uint32_t* tap_a = reinterpret_cast<uint32_t*>(yrow + kTwgSlices * NR);  // box position offset
+  int* tap_w = reinterpret_cast<int*>(tap_a + a.tap_cap);            // weight element offset
+  unsigned char* sw = smem + twg_head_bytes(NR, a.tap_cap);          // weight stages
+  unsigned char* sbox = sw + S * C::kStageBytes;                     // [plane][pos][16 B]
+  const uint32_t sw_addr = smem_addr(sw), box_addr = smem_addr(sbox);
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int slice = warp / 4;  // this warpgroup's depth slice
+
+  // ---- tile: phase (rd, rh, rw), sample n, group g, box of kTwgSlices x bqh x bqw outputs.
+  const TileCoord tc = tile_coord(a);
+  const int g = tc.g, rd = tc.rd, rh = tc.rh, rw = tc.rw;
+  const int bqh = a.box[1], bqw = a.box[2];
+  const int Qd = a.ax[0].q[rd], Qh = a.ax[1].q[rh], Qw = a.ax[2].q[rw];
+  int qd0, qh0, qw0, n;
+  {
+    const int tD = (Qd + kTwgSlices - 1) / kTwgSlices, tH = (Qh + bqh - 1) / bqh,
+              tW = (Qw + bqw - 1) / bqw;
+    if (int64_t(tc.mt) >= int64_t(a.n) * tD * tH * tW) return;  // fewer boxes than phase 0
+    int u = tc.mt;
+    qw0 = (u % tW) * bqw;
+    u /= tW;
+    qh0 = (u % tH) * bqh;
+    u /= tH;
+    qd0 = (u % tD) * kTwgSlices;
+    n = u / tD;
+  }
+  const int bm = kTwgSlices * bqh * bqw;
+
+  // ---- the box: tap j of the phase on an axis reads i = q + c0 - j * cstep, so the box starts
+  // at q0 + c0 - span and spans bq + span (span = (ntap - 1) * cstep).
+  int lo[3], ext[3];
+  const int r3[3] = {rd, rh, rw};
+#pragma unroll
+  for (int i = 0; i < 3; ++i) {
+    const AxisPlan& ax = a.ax[i];
+    ext[i] = ax.ntap[r3[i]] > 0 ? (ax.ntap[r3[i]] - 1) * ax.cstep : 0;
+    lo[i] = ax.c0[r3[i]] - ext[i];
+  }
+  const int HD = kTwgSlices + ext[0], HH = bqh + ext[1], HW = bqw + ext[2];
+  const int P = HD * HH * HW;
+  const int PP = (P + NR + 7) / 8 * 8;  // plane stride in positions (host: twg_smem_bytes)
+  const int id0 = qd0 + lo[0], ih0 = qh0 + lo[1], iw0 = qw0 + lo[2];
+  const int taps = a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
+
+  const T* __restrict__ x = static_cast<const T*>(a.x);
+  const int kvol = a.k[0] * a.k[1] * a.k[2];
+  const T* __restrict__ wg = static_cast<const T*>(a.wp) + int64_t(g) * kvol * a.cout_g * a.cin_pad;
+  const int64_t xn = int64_t(n) * a.xs[0] + int64_t(g) * a.cin_g * a.xs[1];
+  const int kchunks = (a.cin_g + BK - 1) / BK;
+
+  // Box of channels ci0 .. ci0 + BK - 1. KVEC: one cp.async per (position, plane), the four
+  // planes of a position on consecutive threads (one commit group). Scalar: consecutive threads
+  // take consecutive positions (consecutive iw: coalesced in NCDHW), kBatch in flight each.
+  auto box_src = [&](int pos, int ci, bool& in) {
+    const int hw = pos % HW, t2 = pos / HW, hh = t2 % HH, hd = t2 / HH;
+    const int id = id0 + hd, ih = ih0 + hh, iw = iw0 + hw;
+    in = (unsigned(id) < unsigned(a.ax[0].in)) & (unsigned(ih) < unsigned(a.ax[1].in)) &
+         (unsigned(iw) < unsigned(a.ax[2].in));
+    return xn + int64_t(id) * a.xs[2] + int64_t(ih) * a.xs[3] + int64_t(iw) * a.xs[4] +
+           int64_t(ci) * a.xs[1];
+  };
+  auto load_box = [&](int ci0) {
+    if constexpr (KVEC) {
+      for (int idx = tid; idx < P * kChunks; idx += NT) {
+        const int pos = idx / kChunks, kc = idx % kChunks;
+        const int ci = ci0 + kc * KRUN;
+        bool in;
+        const int64_t off = box_src(pos, ci, in);
+        const bool ok = in & (ci < a.cin_g);
+        cp_async_16(box_addr + (kc * PP + pos) * kChunkBytes, ok ? x + off : x, ok ? 16 : 0);
+      }
+      cp_async_commit();
+    } else {
+      for (int base = 0; base < P * kChunks; base += NT * C::kBatch) {
+        uint4 v4[C::kBatch];
+#pragma unroll
+        for (int j = 0; j < C::kBatch; ++j) {
+          const int idx = base + j * NT + tid;
+          const int pos = idx % P, kc = idx / P;
+          const int ci = ci0 + kc * KRUN;
+          bool in;
+          const int64_t off = box_src(pos, ci, in);
+          const int nv = (idx < P * kChunks) & in ? a.cin_g - ci : 0;
+          const char* src = reinterpret_cast<const char*>(x + off);
+          uint32_t v[KRUN];
+#pragma unroll
+          for (int e = 0; e < KRUN; ++e) {
+            v[e] = e < nv ? ld_bits(reinterpret_cast<const T*>(src + e * a.xs1_bytes)) : 0u;
+          }
+          v4[j] = make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16),
+                             v[6] | (v[7] << 16));
+        }
+#pragma unroll
+        for (int j = 0; j < C::kBatch; ++j) {
+          const int idx = base + j * NT + tid;
+          if (idx < P * kChunks) {
+            const int pos = idx % P, kc = idx / P;
+            *reinterpret_cast<uint4*>(sbox + (kc * PP + pos) * kChunkBytes) = v4[j];
+          }
+        }
+      }
+    }
+  };
+
+  // Weights of one stage: taps t0 .. t0 + TB - 1 (< taps), channels ci0.. -> buffer buf as
+  // [tap][plane][64 rows][16 B]; thread tid copies row (tid / 4) % 64, plane tid % 4 of taps
+  // tid / 256, + kTapsPerPass, ... (rows past Cout/g and channels past Cin/g are zero-filled).
+  // Does not commit.
+  const int w_row = (tid / kChunks) % 64, w_kc = tid % kChunks, w_tap = tid / (64 * kChunks);
+  auto load_w = [&](int buf, int ci0, int t0) {
+    const bool ok = (w_row < a.cout_g) & (ci0 + w_kc * KRUN < a.cin_g);
+    const uint32_t dst = sw_addr + buf * C::kStageBytes + (w_kc * 64 + w_row) * kChunkBytes;
+#pragma unroll
+    for (int tt = w_tap; tt < TB; tt += C::kTapsPerPass) {
+      if (t0 + tt < taps) {
+        const T* src = ok ? wg + (tap_w[t0 + tt] + w_row * a.cin_pad + ci0 + w_kc * KRUN) : wg;
+        cp_async_16(dst + tt * kTwgTapBytes, src, ok ? 16 : 0);
+      }
+    }
+  };
+
+  // ---- row table (y offset of each output row, -1 past the phase's extents) and tap table.
+  for (int r = tid; r < bm; r += NT) {
+    const int bw = r % bqw, bh = (r / bqw) % bqh, bd = r / (bqw * bqh);
+    const int qd = qd0 + bd, qh = qh0 + bh, qw = qw0 + bw;
+    int64_t off = -1;
+    if (qd < Qd && qh < Qh && qw < Qw) {
+      off = int64_t(n) * a.ys[0] + int64_t(g) * a.cout_g * a.ys[1] +
+            int64_t(rd + a.ax[0].stride * qd) * a.ys[2] +
+            int64_t(rh + a.ax[1].stride * qh) * a.ys[3] + int64_t(rw + a.ax[2].stride * qw) * a.ys[4];
+    }
+    yrow[r] = off;
+  }
+  {
+    const int nd = a.ax[0].ntap[rd], nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
+    for (int t = tid; t < taps; t += NT) {
+      const int jw = t % nw, jh = (t / nw) % nh, jd = t / (nw * nh);
+      const int bd = a.ax[0].c0[rd] - jd * a.ax[0].cstep - lo[0];
+      const int bh = a.ax[1].c0[rh] - jh * a.ax[1].cstep - lo[1];
+      const int bw = a.ax[2].c0[rw] - jw * a.ax[2].cstep - lo[2];
+      tap_a[t] = uint32_t((bd * HH + bh) * HW + bw);
+      const int td = a.ax[0].t0[rd] + jd * a.ax[0].tstep;
+      const int th = a.ax[1].t0[rh] + jh * a.ax[1].tstep;
+      const int tw = a.ax[2].t0[rw] + jw * a.ax[2].tstep;
+      tap_w[t] = ((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g * a.cin_pad;
+    }
+  }
+
+  float acc[1][NR / 8][4];
+  zero_acc(acc);
+  __syncthreads();  // row and tap tables
+
+  if (taps > 0) {
+    // Stages st = (chunk c, taps sub * TB ..). Commit groups: the box of chunk 0, then one per
+    // weight stage (the loader S - 2 stages ahead); a later chunk's box is its own group. At
+    // stage st, after the barrier, every warpgroup has retired the wgmmas of stage st - 2
+    // (wgmma_wait<1> below), so buffer (st - 2) % S takes stage st + S - 2.
+    const int spc = (taps + TB - 1) / TB;
+    const int nst = kchunks * spc;
+    const uint32_t slice_pos = uint32_t(slice * HH * HW);
+    // A: [plane][64 rows][16 B] per tap (LBO: next plane, SBO: next 8 rows); B: the box
+    // [plane][pos][16 B] (LBO: next plane, SBO: next 8 positions).
+    const uint64_t da0 = wgmma_desc(sw_addr, 64 * kChunkBytes, 8 * kChunkBytes);
+    const uint64_t db0 = wgmma_desc(box_addr, PP * kChunkBytes, 8 * kChunkBytes);
+    auto issue = [&](int s) {
+      if (s < nst) load_w(s % S, (s / spc) * BK, (s % spc) * TB);
+      cp_async_commit();
+    };
+    load_box(0);
+#pragma unroll
+    for (int s = 0; s < S - 2; ++s) issue(s);
+    for (int st = 0; st < nst; ++st) {
+      const int c = st / spc, sub = st % spc;
+      if (sub == 0 && c > 0) {
+        wgmma_wait<0>();  // every wgmma of this warpgroup is done with the old box
+        __syncthreads();  // ... and of the other one
+        load_box(c * BK);
+        cp_async_wait<0>();
+      } else if (sub == 0) {
+        cp_async_wait<0>();
+      } else {
+        cp_async_wait<S - 3>();
+      }
+      fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)
+      __syncthreads();
+      issue(st + S - 2);
+      // K steps of 32 bytes: both, or only the first when the rest of the chunk is padding.
+      // A full stage issues its TB x 2 wgmmas back to back with no branch between them (a
+      // branch makes ptxas fence each wgmma on its own); a last partial stage or a half chunk
+      // takes the general loop.
+      const int nks = a.cin_g - c * BK > BK / 2 ? 2 : 1;
+      // Descriptors are the base ones plus a 16-byte-unit offset in the address field (shared
+      // addresses < 256 KB never carry out of it), so each wgmma costs an add, not a rebuild.
+      const uint64_t dstage = da0 + uint64_t((st % S) * (C::kStageBytes >> 4));
+      auto desc_a = [&](int tt, int ks) {
+        return dstage + uint64_t((tt * kTwgTapBytes + ks * 2 * 64 * kChunkBytes) >> 4);
+      };
+      auto desc_b = [&](uint32_t pos, int ks) { return db0 + uint64_t(ks * 2 * PP + pos); };
+      if (sub * TB + TB <= taps && nks == kChunks / 2) {
+        uint64_t da[TB][kChunks / 2], db[TB][kChunks / 2];
+#pragma unroll
+        for (int tt = 0; tt < TB; ++tt) {
+          const uint32_t pos = slice_pos + tap_a[sub * TB + tt];
+#pragma unroll
+          for (int ks = 0; ks < kChunks / 2; ++ks) {
+            da[tt][ks] = desc_a(tt, ks);
+            db[tt][ks] = desc_b(pos, ks);
+          }
+        }
+        wgmma_fence();
+#pragma unroll
+        for (int tt = 0; tt < TB; ++tt)
+#pragma unroll
+          for (int ks = 0; ks < kChunks / 2; ++ks) wgmma_ss<MODE, NR>(acc[0], da[tt][ks], db[tt][ks]);
+      } else {
+        wgmma_fence();
+        for (int tt = 0; tt < TB && sub * TB + tt < taps; ++tt) {
+          const uint32_t pos = slice_pos + tap_a[sub * TB + tt];
+          for (int ks = 0; ks < nks; ++ks) wgmma_ss<MODE, NR>(acc[0], desc_a(tt, ks), desc_b(pos, ks));
+        }
+      }
+      wgmma_commit();
+      wgmma_wait<1>();
+    }
+    wgmma_wait<0>();
+    wgmma_fence_acc(acc);
+  }
+  __syncthreads();  // the epilogue tile overwrites the weight stages and the box
+
+  // ---- epilogue: this thread holds rows co = 16 (warp % 4) + lane / 4 (+ 8) and virtual rows
+  // v = 8 j + 2 (lane % 4) (+ 1); v = line * HW + column, kept when line < bqh, column < bqw.
+  float* ct = reinterpret_cast<float*>(sw);
+  {
+    const T* bias = static_cast<const T*>(a.bias);
+    const int co = 16 * (warp % 4) + lane / 4;
+    float bv[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int col = co + 8 * h;
+      bv[h] = bias != nullptr && col < a.cout_g ? to_float(bias[int64_t(g) * a.cout_g + col]) : 0.f;
+    }
+    const int row0 = slice * bqh * bqw;
+#pragma unroll
+    for (int j = 0; j < NR / 8; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int v = 8 * j + 2 * (lane % 4) + e;
+        const int line = v / HW, col = v - line * HW;
+        if (line < bqh && col < bqw) {
+          float* dst = ct + (row0 + line * bqw + col) * 65 + co;
+          dst[0] = acc[0][j][e] + bv[0];
+          dst[8] = acc[0][j][2 + e] + bv[1];
+        }
+      }
+    }
+  }
+  __syncthreads();
+  tile_to_y<64, NT, T>(ct, bm, yrow, 1, a, 0);
+#endif
+}
+
+template <Mode MODE, int NR, bool KVEC>
+cudaError_t launch_twg(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
+  auto kernel = twg_fwd_kernel<MODE, NR, KVEC>;
+  if (a.smem_bytes > 48 * 1024) {
+    const cudaError_t e =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, a.smem_bytes);
+    if (e != cudaSuccess) return e;
+  }
+  kernel<<<static_cast<unsigned>(blocks), TwgCfg<MODE, NR, KVEC>::NT, a.smem_bytes, stream>>>(a);
+  return cudaGetLastError();
+}
+
+}  // namespace fwd
+}  // namespace convt3d

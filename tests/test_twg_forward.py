@@ -1,0 +1,115 @@
+"""The transposed wgmma forward (csrc/cuda/fwd/twg_kernel.cuh: M = output channels, N = a run of
+box positions, both operands by descriptor) against an fp64 F.conv_transpose3d on the CPU.
+
+CONVT3D_TWG=1 (read per call) runs it wherever it is legal: bf16/fp16, Cout/groups <= 64, an
+sm_90a build on a compute capability 9.0 device. Elsewhere the same calls must pick another
+kernel and still be right. Covers every phase pattern, channel counts and groups (tails of the
+64-byte K chunk and of the 64-row M tile), box tails, layouts that forbid the 16-byte loader,
+several channel chunks, empty phases and bitwise repeatability. Outputs start as NaN
+(conftest), so an unwritten element fails `check`."""
+import pytest
+import torch
+
+import inductor_convt3d as ic
+from test_fast_forward import (DEVICE, HALO_PHASE_CASES, LAYOUTS, SUITE_SMALL, assert_bitwise_repeatable,
+                               geometry_args, make, ops, run)
+
+pytestmark = pytest.mark.cuda
+
+PRECISIONS16 = [
+    pytest.param((torch.bfloat16, True, 5e-3, "bf16"), id="bf16"),
+    pytest.param((torch.float16, True, 5e-3, "fp16"), id="fp16"),
+]
+
+
+def twg_available():
+    return (torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0))
+
+
+@pytest.fixture(autouse=True)
+def force_twg(monkeypatch):
+    monkeypatch.setenv("CONVT3D_TWG", "1")
+
+
+def run_twg(spec, precision, layout="ncdhw", seed=0):
+    """Runs spec; asserts the twg kernel ran where it is legal, and the result."""
+    cout_g = spec[2] // spec[9]
+    legal = twg_available() and cout_g <= 64
+    run(spec, precision, layout, seed, expect_path=False, kernel="twg" if legal else None)
+    if not legal:
+        (x, w, _), _ = make(spec, precision[0], layout)
+        assert not ops._forward_path(x, w, *geometry_args(spec)).startswith("twg_")
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("case", range(len(HALO_PHASE_CASES)))
+def test_twg_phase_patterns(case, layout, precision):
+    run_twg(HALO_PHASE_CASES[case], precision, layout)
+
+
+TWG_CHANNELS = [(1, 1), (3, 5), (17, 33), (48, 48), (33, 64), (64, 64), (130, 40), (8, 65)]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("groups", [1, 3])
+@pytest.mark.parametrize("cin_g,cout_g", TWG_CHANNELS)
+def test_twg_channels_and_groups(cin_g, cout_g, groups, layout, precision):
+    spec = (2, cin_g * groups, cout_g * groups, (4, 5, 6), (3, 3, 3), (1, 1, 1), (1, 1, 1),
+            (0, 0, 0), (1, 1, 1), groups, cin_g % 2 == 1)
+    run_twg(spec, precision, layout)
+
+
+TWG_BOX_TAILS = [  # (N, input size): boxes of 2 x bqh x bqw outputs with ragged edges
+    (1, (1, 1, 1)), (1, (2, 1, 30)), (3, (3, 7, 9)), (1, (5, 3, 61)), (2, (7, 20, 13)),
+    (1, (4, 40, 5)),
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("cout", [48, 64])
+@pytest.mark.parametrize("n,size", TWG_BOX_TAILS)
+def test_twg_box_tails(n, size, cout, precision):
+    spec = (n, 16, cout, size, (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True)
+    run_twg(spec, precision, "cl")
+    run_twg(spec, precision, "ncdhw")
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_twg_layouts(layout, precision):
+    spec = (2, 24, 40, (4, 5, 6), (3, 3, 3), (2, 1, 1), (1, 1, 1), (1, 0, 0), (1, 1, 1), 1, True)
+    run_twg(spec, precision, layout)
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+def test_twg_long_reduction(layout, precision):
+    # 4 channel chunks (the box reloads per chunk) x 125 taps; a partial last chunk (Cin 112)
+    spec = (1, 112, 64, (5, 6, 7), (5, 5, 5), (1, 1, 1), (2, 2, 2), (0, 0, 0), (1, 1, 1), 1, True)
+    run_twg(spec, precision, layout)
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("case", [1, 2, 10, 11], ids=lambda i: f"suite{i + 1}")
+def test_twg_suite_geometries(case, layout, precision):
+    run_twg(SUITE_SMALL[case], precision, layout)
+
+
+def test_twg_empty_phases_write_exactly_bias():
+    spec = (1, 8, 16, (3, 4, 5), (3, 3, 3), (2, 2, 2), (0, 0, 0), (0, 0, 0), (2, 2, 2), 1, True)
+    (x, w, b), _ = make(spec, torch.bfloat16)
+    y = ic.conv_transpose3d(x, w, b, 2, 0, 0, 1, 2)
+    odd = y[:, :, 1::2]
+    assert odd.numel() > 0
+    assert torch.equal(odd, b.view(1, -1, 1, 1, 1).expand_as(odd))
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+def test_twg_bitwise_deterministic(layout, precision):
+    spec = (2, 48, 64, (6, 7, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True)
+    assert_bitwise_repeatable(spec, precision, layout,
+                              "twg_" if twg_available() else None)

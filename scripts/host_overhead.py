@@ -71,10 +71,20 @@ def main():
     def cudnn():
         return F.conv_transpose3d(x, w, b, **kw)
 
+    def plan_only():  # checks and planning, no allocation or launch
+        return torch.ops.convt3d._forward_path(x, w, *geo)
+
+    y0 = ours()
+
+    def alloc_only():  # what the op allocates: the output and the packed weight
+        return torch.empty_like(y0), torch.empty(w.numel(), dtype=w.dtype, device=w.device)
+
     print(f"case {c.id} {args.precision} {args.layout}: per call, event ms / host us")
     for name, fn in (("ours (functional)", ours), ("ours torch.ops", ours_op),
                      ("ours inference_mode", ours_inference), ("cuDNN", cudnn)):
         print(f"  {name:22s} {event_ms(fn):8.4f} ms  {host_us(fn):7.1f} us")
+    for name, fn in (("plan only", plan_only), ("allocations only", alloc_only)):
+        print(f"  {name:22s} {'':>11s}  {host_us(fn):7.1f} us")
 
 
 if __name__ == "__main__":

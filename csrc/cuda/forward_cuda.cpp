@@ -16,7 +16,9 @@
 // wgmma variant (fwd/wgmma.cuh; bf16, fp16, TF32); it is not chosen automatically, since it
 // has not beaten mma.sync consistently. With several channel chunks and the cp.async loader
 // the per-phase kernel streams its box (two buffers) when that leaves two CTAs per SM;
-// CONVT3D_BOX_STREAM=0 turns that off.
+// CONVT3D_BOX_STREAM=0 turns that off. On sm_90 (sm_90a build) the transposed wgmma kernel
+// (fwd/twg_kernel.cuh, plan_twg) replaces the per-phase halo kernel for stride-1 bf16/fp16
+// layers with 32 < Cout/g <= 64; CONVT3D_TWG=1 forces it wherever legal, =0 never.
 #include "forward_cuda.h"
 
 #include "fwd/dispatch.h"

@@ -117,9 +117,9 @@ TWG_SLICES = 4
 
 
 def twg_smem(nr, bm, pos_pad, tap_cap):
-    """twg_smem_bytes (tile_configs.h): 3 stages of 4 taps x 4 KB of weights, the box."""
+    """twg_smem_bytes (tile_configs.h): 3 stages of 8 taps x 4 KB of weights, the box."""
     head = -(-(8 * TWG_SLICES * nr + 8 * tap_cap) // 128) * 128
-    return head + max(3 * 4 * 4096 + 4 * pos_pad * 16, 4 * bm * 65)
+    return head + max(3 * 8 * 4096 + 4 * pos_pad * 16, 4 * bm * 65)
 
 
 def twg_run(spec, mode):
@@ -155,7 +155,8 @@ def twg_run(spec, mode):
                         cost += tiles * ((chunks * (TWG_SLICES * nr * t + pos) if t else 0)
                                          + bqh * bqw)
             pos_pad = -(-(max_pos + nr) // 8) * 8
-            if pos_pad >= 1 << 14 or twg_smem(nr, TWG_SLICES * bqh * bqw, pos_pad, tap_cap) > 200 * 1024:
+            # the H100's opt-in shared memory per block (twg runs on compute capability 9.0 only)
+            if pos_pad >= 1 << 14 or twg_smem(nr, TWG_SLICES * bqh * bqw, pos_pad, tap_cap) > 232448:
                 continue
             if best is None or cost < best[0]:
                 best = (cost, nr)

@@ -370,8 +370,8 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const TapStats ts = tap_stats(f.p, ax);
   if (ts.nonempty == 0 || !tap_offsets_fit(f.p, f.args.cin_pad)) return;
   const int64_t tap_cap = (ts.max_taps + 3) / 4 * 4;
-  const auto* prop = at::cuda::getDeviceProperties(x.get_device());
-  const int64_t cap = std::min<int64_t>(fwd::kHaloSmemCap, prop->sharedMemPerBlockOptin);
+  // One CTA per SM in any case (512 threads), so it may take all the opt-in shared memory.
+  const int64_t cap = at::cuda::getDeviceProperties(x.get_device())->sharedMemPerBlockOptin;
   const int64_t chunks = ceil_div(f.p.Cin_g, fwd::bk_elems(f.mode));
   auto span = [](const fwd::AxisPlan& a, int r) {
     return a.ntap[r] > 0 ? int64_t(a.ntap[r] - 1) * a.cstep : 0;

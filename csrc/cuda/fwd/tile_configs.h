@@ -202,7 +202,7 @@ constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long lon
 inline constexpr int kTwgRuns[] = {128, 144, 160};
 constexpr int kTwgSlices = 4;       // warpgroups per CTA = box depth in outputs
 constexpr int kTwgStages = 3;       // weight stages; the loader runs kTwgStages - 2 ahead
-constexpr int kTwgTapsPerStage = 4;
+constexpr int kTwgTapsPerStage = 8;
 constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [16-byte plane][64 rows][16 B]
 
 // Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= kTwgSlices NR),

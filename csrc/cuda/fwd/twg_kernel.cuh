@@ -249,21 +249,15 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
       };
       auto desc_b = [&](uint32_t pos, int ks) { return db0 + uint64_t(ks * 2 * PP + pos); };
       if (sub * TB + TB <= taps && nks == kChunks / 2) {
-        uint64_t da[TB][kChunks / 2], db[TB][kChunks / 2];
+        wgmma_fence();
 #pragma unroll
         for (int tt = 0; tt < TB; ++tt) {
           const uint32_t pos = slice_pos + tap_a[sub * TB + tt];
 #pragma unroll
           for (int ks = 0; ks < kChunks / 2; ++ks) {
-            da[tt][ks] = desc_a(tt, ks);
-            db[tt][ks] = desc_b(pos, ks);
+            wgmma_ss<MODE, NR>(acc[0], desc_a(tt, ks), desc_b(pos, ks));
           }
         }
-        wgmma_fence();
-#pragma unroll
-        for (int tt = 0; tt < TB; ++tt)
-#pragma unroll
-          for (int ks = 0; ks < kChunks / 2; ++ks) wgmma_ss<MODE, NR>(acc[0], da[tt][ks], db[tt][ks]);
       } else {
         wgmma_fence();
         for (int tt = 0; tt < TB && sub * TB + tt < taps; ++tt) {

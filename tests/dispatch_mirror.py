@@ -165,12 +165,12 @@ def twg_run(spec, mode):
 
 def twg_expected(device, spec, mode, kind, cout_g):
     """Mirror of twg_pays (forward_cuda.cpp): auto mode replaces the per-phase halo kernel of a
-    stride-1 bf16/fp16 layer with 32 < Cout/g <= 64 by the transposed wgmma kernel on a
+    stride-1 bf16/fp16/TF32 layer with 32 < Cout/g <= 64 by the transposed wgmma kernel on a
     compute capability 9.0 device (sm_90a build); CONVT3D_TWG=0 never does."""
     import torch
 
     return (os.environ.get("CONVT3D_TWG") != "0" and kind in ("halo", "halo_wgmma")
-            and mode in ("bf16", "fp16") and math.prod(spec[5]) == 1 and 32 < cout_g <= 64
+            and mode in ("bf16", "fp16", "tf32") and math.prod(spec[5]) == 1 and 32 < cout_g <= 64
             and device.type == "cuda" and torch.cuda.get_device_capability(device) == (9, 0))
 
 

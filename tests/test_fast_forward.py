@@ -564,7 +564,8 @@ def test_halo_auto_rule(monkeypatch):
     otherwise the per-phase halo kernel from 8 taps per phase on average, v1 below that, with
     dilation, and for strict fp32 wider than the halo's 3xTF32 BN cap of 32. The per-phase
     kernel's wgmma variant runs only when CONVT3D_WGMMA=1 asks for it (sm_90); on sm_90 the
-    transposed wgmma kernel replaces it for stride-1 bf16/fp16 layers with 32 < Cout/g <= 64."""
+    transposed wgmma kernel replaces it for stride-1 bf16/fp16/TF32 layers with
+    32 < Cout/g <= 64."""
     monkeypatch.delenv("CONVT3D_HALO", raising=False)
     monkeypatch.delenv("CONVT3D_WGMMA", raising=False)
     monkeypatch.delenv("CONVT3D_TWG", raising=False)
@@ -598,10 +599,10 @@ def test_halo_auto_rule(monkeypatch):
         (dilated, bf, True, "ncdhw", "bf16", "igemm"),
         (base, f32, False, "ncdhw", "3xtf32", "halo"),
         (wide, f32, False, "ncdhw", "3xtf32", "igemm"),
-        (wide, f32, True, "ncdhw", "tf32", "halo"),
+        (wide, f32, True, "ncdhw", "tf32", twg),
         (base64, bf, True, "cl", "bf16", twg),
         (base64, bf, True, "ncdhw", "bf16", twg),
-        (base64, f32, True, "cl", "tf32", "halo"),
+        (base64, f32, True, "cl", "tf32", twg),
         (wide, bf, True, "ncdhw", "bf16", twg),
         (k4s2_deep[:2] + (64,) + k4s2_deep[3:], bf, True, "cl", "bf16", "halo"),  # stride 2
     ]:

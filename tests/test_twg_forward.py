@@ -1,7 +1,7 @@
 """The transposed wgmma forward (csrc/cuda/fwd/twg_kernel.cuh: M = output channels, N = a run of
 box positions, both operands by descriptor) against an fp64 F.conv_transpose3d on the CPU.
 
-CONVT3D_TWG=1 (read per call) runs it wherever it is legal: bf16/fp16, Cout/groups <= 64, an
+CONVT3D_TWG=1 (read per call) runs it wherever it is legal: bf16, fp16 or TF32, Cout/groups <= 64, an
 sm_90a build on a compute capability 9.0 device. Elsewhere the same calls must pick another
 kernel and still be right. Covers every phase pattern, channel counts and groups (tails of the
 64-byte K chunk and of the 64-row M tile), box tails, layouts that forbid the 16-byte loader,
@@ -11,14 +11,15 @@ import pytest
 import torch
 
 import inductor_convt3d as ic
-from test_fast_forward import (DEVICE, HALO_PHASE_CASES, LAYOUTS, SUITE_SMALL, assert_bitwise_repeatable,
-                               geometry_args, make, ops, run)
+from test_fast_forward import (HALO_PHASE_CASES, LAYOUTS, SUITE_SMALL, allow_tf32,
+                               assert_bitwise_repeatable, geometry_args, make, ops, run)
 
 pytestmark = pytest.mark.cuda
 
-PRECISIONS16 = [
+PRECISIONS16 = [  # every mode the kernel has (not strict fp32)
     pytest.param((torch.bfloat16, True, 5e-3, "bf16"), id="bf16"),
     pytest.param((torch.float16, True, 5e-3, "fp16"), id="fp16"),
+    pytest.param((torch.float32, True, 5e-4, "tf32"), id="tf32"),
 ]
 
 
@@ -74,6 +75,14 @@ def test_twg_box_tails(n, size, cout, precision):
     spec = (n, 16, cout, size, (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True)
     run_twg(spec, precision, "cl")
     run_twg(spec, precision, "ncdhw")
+
+
+def test_twg_not_for_strict_fp32():
+    spec = (1, 16, 48, (3, 4, 5), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True)
+    run(spec, (torch.float32, False, 1e-6, "3xtf32"), "cl", expect_path=False)
+    (x, w, _), _ = make(spec, torch.float32, "cl")
+    with allow_tf32(False):
+        assert not ops._forward_path(x, w, *geometry_args(spec)).startswith("twg_")
 
 
 @pytest.mark.parametrize("precision", PRECISIONS16)

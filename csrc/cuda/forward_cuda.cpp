@@ -17,8 +17,8 @@
 // has not beaten mma.sync consistently. With several channel chunks and the cp.async loader
 // the per-phase kernel streams its box (two buffers) when that leaves two CTAs per SM;
 // CONVT3D_BOX_STREAM=0 turns that off. On sm_90 (sm_90a build) the transposed wgmma kernel
-// (fwd/twg_kernel.cuh, plan_twg) replaces the per-phase halo kernel for stride-1 bf16/fp16
-// layers with 32 < Cout/g <= 64; CONVT3D_TWG=1 forces it wherever legal, =0 never.
+// (fwd/twg_kernel.cuh, plan_twg) replaces the per-phase halo kernel for stride-1 bf16, fp16
+// and TF32 layers with 32 < Cout/g <= 64; CONVT3D_TWG=1 forces it wherever legal, =0 never.
 #include "forward_cuda.h"
 
 #include "fwd/dispatch.h"
@@ -346,25 +346,26 @@ int twg_env() {
 }
 
 // Where the transposed wgmma kernel replaces the per-phase halo kernel without being forced.
-// Measured on an H100 (scripts/halo_ab.py, bf16, 2026-11-22, docs/fast_forward_design.md v7):
-// it won on the stride-1 suite cases with Cout/g 33-64 (case 3: 4.77 / 4.07 ms against 5.27 /
-// 4.54, NCDHW / channels_last; case 2: 1.72 / 1.41 against 1.89 / 1.47), tied or lost on the
-// stride-2 case 11 (8 taps per phase: short K loops, so the box and epilogue weigh more) and
-// lost on case 4 (Cout 24: M = 64 is 63 % padding).
+// Measured on an H100 (scripts/halo_ab.py, 2026-11-22, docs/fast_forward_design.md v7), twg /
+// halo, ms, NCDHW and channels_last: it won on the stride-1 suite cases with Cout/g 33-64 (case
+// 3 bf16 4.42 / 5.33 and 3.82 / 4.49, TF32 7.76 / 9.63 and 7.85 / 9.11; case 2 bf16 1.57 / 1.86
+// and 1.26 / 1.38, TF32 2.47 / 2.79 and 2.34 / 2.47), tied or lost on the stride-2 case 11 (8
+// taps per phase: short K loops, so the box and epilogue weigh more) and lost on case 4 (Cout
+// 24: M = 64 is 63 % padding).
 bool twg_pays(const FastPlan& f) {
   return f.halo && f.args.fuse == 0 && f.args.phases == 1 && f.p.Cout_g > 32;
 }
 
-// Transposed wgmma kernel (fwd/twg_kernel.cuh): bf16/fp16 on an sm_90a build and an sm_90
-// device, Cout/g <= 64 (one M = 64 tile). Picks the run length NR and the slice shape bqh x bqw
-// (bqh lines of the box width bqw + span_w <= NR) with the fewest estimated tensor-core cycles
+// Transposed wgmma kernel (fwd/twg_kernel.cuh): bf16, fp16 or TF32 on an sm_90a build and an
+// sm_90 device, Cout/g <= 64 (one M = 64 tile). Picks the run length NR and the slice shape
+// bqh x bqw (bqh lines of the box width bqw + span_w <= NR) with the fewest estimated tensor-core cycles
 // plus box positions loaded, summed over the phases (one CTA per SM: 512 threads at up to 128
 // registers). Candidates for bqw split phase 0's Qw into 1..16 near-equal tiles, so planning
 // stays a few microseconds.
 void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int env = twg_env();
   if (env == 0 || (env == -1 && !twg_pays(f))) return;
-  if (f.mode != fwd::Mode::kBf16 && f.mode != fwd::Mode::kFp16) return;
+  if (f.mode == fwd::Mode::kTf32x3) return;
   if (!use_wgmma_arch(x) || f.p.Cout_g > 64) return;
   const fwd::AxisPlan* ax = f.args.ax;
   const TapStats ts = tap_stats(f.p, ax);

@@ -59,7 +59,8 @@ cudaError_t twg_forward(Mode mode, int nr, bool kvec, const FwdArgs& a, int64_t 
   switch (mode) {
     case Mode::kBf16: return twg_by_loader<Mode::kBf16>(nr, kvec, a, blocks, stream);
     case Mode::kFp16: return twg_by_loader<Mode::kFp16>(nr, kvec, a, blocks, stream);
-    default: return cudaErrorInvalidValue;  // bf16 / fp16 only
+    case Mode::kTf32: return twg_by_loader<Mode::kTf32>(nr, kvec, a, blocks, stream);
+    default: return cudaErrorInvalidValue;  // no 3xTF32 kernel
   }
 }
 

@@ -192,7 +192,7 @@ constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long lon
   return 8LL * bm + 8LL * tap_cap + (main > epi ? main : epi);
 }
 
-// ---- transposed wgmma path (twg_kernel.cuh, sm_90a, bf16/fp16): D[Cout x positions] per
+// ---- transposed wgmma path (twg_kernel.cuh, sm_90a, bf16/fp16/TF32): D[Cout x positions] per
 // warpgroup, M = 64 output channels (zero rows past Cout/g), N = a run of NR consecutive box
 // positions (generated wrappers: scripts/gen_wgmma.py kTwgN). A CTA is kTwgSlices warpgroups,
 // one depth slice of bqh x bqw outputs each; a slice's run is bqh lines of the box's width, so

@@ -1,5 +1,7 @@
-// Transposed wgmma forward (sm_90a, bf16/fp16): the per-phase halo GEMM turned around, so that
-// both operands reach the tensor core from shared memory by descriptor.
+// Transposed wgmma forward (sm_90a, bf16/fp16/TF32): the per-phase halo GEMM turned around, so
+// that both operands reach the tensor core from shared memory by descriptor. A K step is 32 bytes
+// in every mode (k16 of 16-bit, k8 of TF32); TF32 rounds the box once when it is stored (the
+// repack rounds the weight), as the halo kernel does.
 //
 // Within one stride phase every tap is a stride-1 shift of a halo box of x (halo_kernel.cuh).
 // This kernel computes D[co][pos] = sum over taps and channels of W_t[co][ci] * box[pos + t][ci]
@@ -27,7 +29,7 @@ namespace fwd {
 template <Mode MODE, int NR, bool KVEC>
 struct TwgCfg {
   using T = typename ModeTraits<MODE>::T;
-  static_assert(sizeof(T) == 2, "twg: bf16 / fp16 only");
+  static_assert(MODE != Mode::kTf32x3, "twg: one product per term (bf16, fp16, TF32)");
   static constexpr int NT = 128 * kTwgSlices;
   static constexpr int KRUN = kChunkBytes / int(sizeof(T));  // elements per 16-byte plane
   static constexpr int BK = kBkBytes / int(sizeof(T));
@@ -139,8 +141,16 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
           for (int e = 0; e < KRUN; ++e) {
             v[e] = e < nv ? ld_bits(reinterpret_cast<const T*>(src + e * a.xs1_bytes)) : 0u;
           }
-          v4[j] = make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16),
-                             v[6] | (v[7] << 16));
+          if constexpr (MODE == Mode::kTf32) {
+#pragma unroll
+            for (int e = 0; e < KRUN; ++e) v[e] = tf32_rna(__uint_as_float(v[e]));
+          }
+          if constexpr (KRUN == 8) {
+            v4[j] = make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16),
+                               v[6] | (v[7] << 16));
+          } else {
+            v4[j] = make_uint4(v[0], v[1], v[2], v[3]);
+          }
         }
 #pragma unroll
         for (int j = 0; j < C::kBatch; ++j) {
@@ -150,6 +160,22 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
             *reinterpret_cast<uint4*>(sbox + (kc * PP + pos) * kChunkBytes) = v4[j];
           }
         }
+      }
+    }
+  };
+
+  // TF32 with cp.async: after the wait, each thread rounds the box chunks it copied itself (its
+  // own completed cp.async writes are visible to it), before the fence and barrier.
+  auto round_box = [&]() {
+    if constexpr (KVEC && MODE == Mode::kTf32) {
+      for (int idx = tid; idx < P * kChunks; idx += NT) {
+        uint4* q = reinterpret_cast<uint4*>(sbox + ((idx % kChunks) * PP + idx / kChunks) * kChunkBytes);
+        uint4 v = *q;
+        v.x = tf32_rna(__uint_as_float(v.x));
+        v.y = tf32_rna(__uint_as_float(v.y));
+        v.z = tf32_rna(__uint_as_float(v.z));
+        v.w = tf32_rna(__uint_as_float(v.w));
+        *q = v;
       }
     }
   };
@@ -228,8 +254,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
         __syncthreads();  // ... and of the other one
         load_box(c * BK);
         cp_async_wait<0>();
+        round_box();
       } else if (sub == 0) {
         cp_async_wait<0>();
+        round_box();
       } else {
         cp_async_wait<S - 3>();
       }

@@ -1,8 +1,8 @@
 """A/B timing of the fast forward kernels on suite cases, in one process (the switches are read
 per call): v1 (CONVT3D_HALO=0), per-phase halo (=1), its wgmma variant (=1 with
 CONVT3D_WGMMA=1, sm_90), per-phase halo reloading its box per chunk (=1 with
-CONVT3D_BOX_STREAM=0), fused halo (=2), the transposed wgmma kernel (CONVT3D_TWG=1, bf16/fp16,
-sm_90), the automatic choice,
+CONVT3D_BOX_STREAM=0), fused halo (=2), the transposed wgmma kernel (CONVT3D_TWG=1, bf16/fp16/TF32,
+sm_90; twg_reload: its box reloaded per chunk, CONVT3D_BOX_STREAM=0), the automatic choice,
 and for grouped layers the automatic choice with densified groups off (CONVT3D_DENSE=0).
 Median of CUDA-event timings after warm-up; no cuDNN, no error check (the bench does both).
 A kernel that does not fit a case falls back to the automatic choice, so read the path.
@@ -27,22 +27,27 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "halo_reload": {"CONVT3D_HALO": "1", "CONVT3D_BOX_STREAM": "0", "CONVT3D_TWG": "0"},
     "fused": {"CONVT3D_HALO": "2"},
     "twg": {"CONVT3D_TWG": "1"},
+    "twg_reload": {"CONVT3D_TWG": "1", "CONVT3D_BOX_STREAM": "0"},
     "auto": {},
     "nodense": {"CONVT3D_DENSE": "0"},  # grouped layers only
 }
 
 
-def median_ms(fn, warmup=3, iters=15):
+def median_ms(fn, warmup=3, iters=15, batch=1):
+    """Median over iters of (events around batch back-to-back calls) / batch. batch 1 times one
+    synced call, host planning included; a larger batch keeps the stream busy, so sub-ms layers
+    read their kernel time (as the bench's per-call timing does)."""
     for _ in range(warmup):
         fn()
     ts = []
     for _ in range(iters):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
-        fn()
+        for _ in range(batch):
+            fn()
         e.record()
         torch.cuda.synchronize()
-        ts.append(s.elapsed_time(e))
+        ts.append(s.elapsed_time(e) / batch)
     return sorted(ts)[len(ts) // 2]
 
 
@@ -60,6 +65,7 @@ def main():
     ap.add_argument("--dtypes", default="bf16,tf32")
     ap.add_argument("--layouts", default="ncdhw,ndhwc")
     ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--batch", type=int, default=1, help="calls per timed sample (median_ms)")
     args = ap.parse_args()
     variants = args.variants.split(",")
     op = torch.ops.convt3d.conv_transpose3d
@@ -81,7 +87,7 @@ def main():
                 for v in variants:
                     set_switches(VARIANTS[v])
                     skip = v == "nodense" and c.groups == 1
-                    res[v] = float("nan") if skip else median_ms(lambda: op(*call))
+                    res[v] = float("nan") if skip else median_ms(lambda: op(*call), batch=args.batch)
                 set_switches({})
                 path = torch.ops.convt3d._forward_path(xl, w, *call[3:])
                 extra = ""

@@ -1,7 +1,7 @@
 """A small, representative run of every CUDA kernel for compute-sanitizer (memcheck, racecheck):
 each fast-path dtype, both layouts, M/channel tails, empty phases, grouped and densified groups,
 v1, per-phase (mma.sync, and the opt-in wgmma variant on sm_90) and fused halo kernels, the
-transposed wgmma kernel (sm_90, bf16/fp16), and the reference kernels
+transposed wgmma kernel (sm_90, bf16/fp16/TF32; box streamed and reloaded), and the reference kernels
 for all four ops. Sizes are tiny: the sanitizers slow kernels down 10-100x.
 Exits non-zero if any result is wrong, so a clean sanitizer run also means correct output."""
 import os
@@ -33,11 +33,14 @@ CASES = [
     # halo BN 48 (per-copy B mapping) with a column tail (auto mode: twg in bf16/fp16 on sm_90)
     (1, 24, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "0"}),
-    # transposed wgmma: stride 1 (auto), three channel chunks (box reloaded, the last a half
-    # chunk), and forced on a stride-2 layer with empty-tap-free phases and tails
+    # transposed wgmma: stride 1 (auto), three channel chunks (the box streamed through two
+    # buffers, then reloaded per chunk; the last a half chunk), and forced on a stride-2 layer
+    # with empty-tap-free phases and tails (two chunks, streamed)
     (1, 24, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
     (1, 72, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1"}),
+    (1, 72, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_TWG": "1", "CONVT3D_BOX_STREAM": "0"}),
     (1, 40, 48, (3, 4, 5), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1"}),
     # both again with the wgmma variant forced (sm_90), and the first with its box reloaded per

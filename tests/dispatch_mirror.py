@@ -116,15 +116,20 @@ TWG_RUNS = (128, 144, 160)  # tile_configs.h: kTwgRuns
 TWG_SLICES = 4
 
 
-def twg_smem(nr, bm, pos_pad, tap_cap):
-    """twg_smem_bytes (tile_configs.h): 3 stages of 8 taps x 4 KB of weights, the box."""
+TWG_SMEM_CAP = 232448  # the H100's opt-in shared memory per block (twg runs on 9.0 only)
+
+
+def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1):
+    """twg_smem_bytes (tile_configs.h): 3 stages of 8 taps x 4 KB of weights, the boxes."""
     head = -(-(8 * TWG_SLICES * nr + 8 * tap_cap) // 128) * 128
-    return head + max(3 * 8 * 4096 + 4 * pos_pad * 16, 4 * bm * 65)
+    return head + max(3 * 8 * 4096 + box_bufs * 4 * pos_pad * 16, 4 * bm * 65)
 
 
 def twg_run(spec, mode):
-    """Mirror of plan_twg's choice (forward_cuda.cpp): the run length NR with the fewest
-    estimated cycles, or None when no box fits."""
+    """Mirror of plan_twg's choice (forward_cuda.cpp): (the run length NR with the fewest
+    estimated cycles, whether the box streams through two buffers), or None when no box fits.
+    It streams with more than one channel chunk when the second buffer fits, unless
+    CONVT3D_BOX_STREAM=0."""
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
     axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
     chunks = -(-(cin // g) // bk_elems(mode))
@@ -155,22 +160,30 @@ def twg_run(spec, mode):
                         cost += tiles * ((chunks * (TWG_SLICES * nr * t + pos) if t else 0)
                                          + bqh * bqw)
             pos_pad = -(-(max_pos + nr) // 8) * 8
-            # the H100's opt-in shared memory per block (twg runs on compute capability 9.0 only)
-            if pos_pad >= 1 << 14 or twg_smem(nr, TWG_SLICES * bqh * bqw, pos_pad, tap_cap) > 232448:
+            bm = TWG_SLICES * bqh * bqw
+            if pos_pad >= 1 << 14 or twg_smem(nr, bm, pos_pad, tap_cap) > TWG_SMEM_CAP:
                 continue
             if best is None or cost < best[0]:
-                best = (cost, nr)
-    return None if best is None else best[1]
+                best = (cost, nr, twg_smem(nr, bm, pos_pad, tap_cap, 2) <= TWG_SMEM_CAP)
+    if best is None:
+        return None
+    return best[1], best[2] and chunks > 1 and os.environ.get("CONVT3D_BOX_STREAM") != "0"
 
 
 def twg_expected(device, spec, mode, kind, cout_g):
     """Mirror of twg_pays (forward_cuda.cpp): auto mode replaces the per-phase halo kernel of a
-    stride-1 bf16/fp16/TF32 layer with 32 < Cout/g <= 64 by the transposed wgmma kernel on a
-    compute capability 9.0 device (sm_90a build); CONVT3D_TWG=0 never does."""
+    bf16/fp16/TF32 layer with 32 < Cout/g <= 64 and, when strided, at least 8 taps per
+    non-empty phase on average, by the transposed wgmma kernel on a compute capability 9.0
+    device (sm_90a build); CONVT3D_TWG=0 never does."""
     import torch
 
+    _, _, _, size, k, s, p, op, d, _, _ = spec
+    axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
+    taps = [a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2]
+            if a[1] * b[1] * c[1] > 0 and a[0] * b[0] * c[0] > 0]
+    long_phases = math.prod(s) == 1 or sum(taps) >= 8 * len(taps)
     return (os.environ.get("CONVT3D_TWG") != "0" and kind in ("halo", "halo_wgmma")
-            and mode in ("bf16", "fp16", "tf32") and math.prod(spec[5]) == 1 and 32 < cout_g <= 64
+            and mode in ("bf16", "fp16", "tf32") and long_phases and 32 < cout_g <= 64
             and device.type == "cuda" and torch.cuda.get_device_capability(device) == (9, 0))
 
 
@@ -196,9 +209,10 @@ def expected_path(x, spec, mode):
     if kind == "halo" and wgmma_expected(x.device, mode):
         kind = "halo_wgmma"
     if twg_expected(x.device, spec, mode, kind, cout // g):
-        nr = twg_run(spec, mode)
-        if nr is not None:
-            return f"twg_{mode}_n{nr}_{loader}{suffix}"
+        run = twg_run(spec, mode)
+        if run is not None:
+            stream = "_stream" if run[1] else ""
+            return f"twg_{mode}_n{run[0]}{stream}_{loader}{suffix}"
     if kind is not None:
         return f"{kind}_{mode}_bn{hbn}_{loader}{suffix}"
     max_bn = 64 if mode == "3xtf32" else 128

@@ -564,8 +564,8 @@ def test_halo_auto_rule(monkeypatch):
     otherwise the per-phase halo kernel from 8 taps per phase on average, v1 below that, with
     dilation, and for strict fp32 wider than the halo's 3xTF32 BN cap of 32. The per-phase
     kernel's wgmma variant runs only when CONVT3D_WGMMA=1 asks for it (sm_90); on sm_90 the
-    transposed wgmma kernel replaces it for stride-1 bf16/fp16/TF32 layers with
-    32 < Cout/g <= 64."""
+    transposed wgmma kernel replaces it for bf16/fp16/TF32 layers with 32 < Cout/g <= 64 (and
+    at least 8 taps per phase on average, as the per-phase kernel has in auto mode)."""
     monkeypatch.delenv("CONVT3D_HALO", raising=False)
     monkeypatch.delenv("CONVT3D_WGMMA", raising=False)
     monkeypatch.delenv("CONVT3D_TWG", raising=False)
@@ -604,7 +604,9 @@ def test_halo_auto_rule(monkeypatch):
         (base64, bf, True, "ncdhw", "bf16", twg),
         (base64, f32, True, "cl", "tf32", twg),
         (wide, bf, True, "ncdhw", "bf16", twg),
-        (k4s2_deep[:2] + (64,) + k4s2_deep[3:], bf, True, "cl", "bf16", "halo"),  # stride 2
+        # stride 2 with 8 taps per phase: twg too (its box streams through two buffers)
+        (k4s2_deep[:2] + (64,) + k4s2_deep[3:], bf, True, "cl", "bf16", twg),
+        (k4s2_deep[:2] + (64,) + k4s2_deep[3:], f32, True, "ncdhw", "tf32", twg),
     ]:
         (x, w, _), _ = make(spec, dtype, layout)
         path = path_of(x, w, spec, tf32)

@@ -92,12 +92,36 @@ def test_twg_layouts(layout, precision):
     run_twg(spec, precision, layout)
 
 
+def run_twg_stream(spec, precision, layout, stream, monkeypatch):
+    """run_twg with CONVT3D_BOX_STREAM=stream; asserts the box streamed exactly when asked."""
+    monkeypatch.setenv("CONVT3D_BOX_STREAM", stream)
+    run_twg(spec, precision, layout)
+    (x, w, _), _ = make(spec, precision[0], layout)
+    with allow_tf32(precision[1]):
+        path = ops._forward_path(x, w, *geometry_args(spec))
+    if path.startswith("twg_"):
+        assert ("_stream_" in path) == (stream == "1"), path
+
+
 @pytest.mark.parametrize("precision", PRECISIONS16)
 @pytest.mark.parametrize("layout", ["ncdhw", "cl"])
-def test_twg_long_reduction(layout, precision):
-    # 4 channel chunks (the box reloads per chunk) x 125 taps; a partial last chunk (Cin 112)
+@pytest.mark.parametrize("stream", ["1", "0"])
+def test_twg_long_reduction(stream, layout, precision, monkeypatch):
+    # 4 channel chunks (7 in TF32) x 125 taps; a partial last chunk (Cin 112); the box reloads
+    # per chunk, or streams through two buffers
     spec = (1, 112, 64, (5, 6, 7), (5, 5, 5), (1, 1, 1), (2, 2, 2), (0, 0, 0), (1, 1, 1), 1, True)
-    run_twg(spec, precision, layout)
+    run_twg_stream(spec, precision, layout, stream, monkeypatch)
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("stream", ["1", "0"])
+@pytest.mark.parametrize("cin", [72, 128])
+def test_twg_short_phases_many_chunks(cin, stream, layout, precision, monkeypatch):
+    # suite case 11's shape, small: 8 phases of 8 taps, so each weight stage is a whole chunk
+    # and the box changes at every stage; Cin 72 ends on a half chunk in 16-bit
+    spec = (2, cin, 56, (5, 6, 9), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
+    run_twg_stream(spec, precision, layout, stream, monkeypatch)
 
 
 @pytest.mark.parametrize("precision", PRECISIONS16)

@@ -17,8 +17,9 @@
 // has not beaten mma.sync consistently. With several channel chunks and the cp.async loader
 // the per-phase kernel streams its box (two buffers) when that leaves two CTAs per SM;
 // CONVT3D_BOX_STREAM=0 turns that off. On sm_90 (sm_90a build) the transposed wgmma kernel
-// (fwd/twg_kernel.cuh, plan_twg) replaces the per-phase halo kernel for stride-1 bf16, fp16
-// and TF32 layers with 32 < Cout/g <= 64; CONVT3D_TWG=1 forces it wherever legal, =0 never.
+// (fwd/twg_kernel.cuh, plan_twg) replaces the per-phase halo kernel for bf16, fp16 and TF32
+// layers with 32 < Cout/g <= 64 and at least 8 taps per phase on average (twg_pays);
+// CONVT3D_TWG=1 forces it wherever legal, =0 never.
 #include "forward_cuda.h"
 
 #include "fwd/dispatch.h"
@@ -80,7 +81,7 @@ bool use_wgmma(fwd::Mode mode, const at::Tensor& x) {
   return use_wgmma_arch(x);
 }
 
-// CONVT3D_BOX_STREAM=0 (read per call): the per-phase halo kernel reloads its box per channel
+// CONVT3D_BOX_STREAM=0 (read per call): the per-phase halo and transposed wgmma kernels reload their box per channel
 // chunk instead of streaming it (A/B timing and tests).
 bool box_stream_env() {
   const char* e = std::getenv("CONVT3D_BOX_STREAM");
@@ -346,14 +347,16 @@ int twg_env() {
 }
 
 // Where the transposed wgmma kernel replaces the per-phase halo kernel without being forced.
-// Measured on an H100 (scripts/halo_ab.py, 2026-11-22, docs/fast_forward_design.md v7), twg /
-// halo, ms, NCDHW and channels_last: it won on the stride-1 suite cases with Cout/g 33-64 (case
-// 3 bf16 4.42 / 5.33 and 3.82 / 4.49, TF32 7.76 / 9.63 and 7.85 / 9.11; case 2 bf16 1.57 / 1.86
-// and 1.26 / 1.38, TF32 2.47 / 2.79 and 2.34 / 2.47), tied or lost on the stride-2 case 11 (8
-// taps per phase: short K loops, so the box and epilogue weigh more) and lost on case 4 (Cout
-// 24: M = 64 is 63 % padding).
-bool twg_pays(const FastPlan& f) {
-  return f.halo && f.args.fuse == 0 && f.args.phases == 1 && f.p.Cout_g > 32;
+// Measured on an H100 (scripts/halo_ab.py, 2026-11-22, docs/fast_forward_design.md v7 and v8),
+// twg / halo, ms, NCDHW and channels_last: it won on the stride-1 suite cases with Cout/g 33-64
+// (case 3 bf16 4.01 / 5.35 and 3.80 / 4.61, TF32 7.39 / 9.37 and 7.46 / 8.79; case 2 bf16
+// 1.41 / 1.80 and 1.15 / 1.33), and, with its box streamed, on the stride-2 case 11 (8 taps per
+// phase: bf16 0.350 / 0.396 and 0.263 / 0.273, TF32 0.534 / 0.622, channels_last a tie). It
+// lost on case 4 (Cout 24: M = 64 is 63 % padding) and on strided layers with fewer taps per
+// phase (case 12, k3 s2: 1-8 taps, which the fused kernel runs anyway).
+bool twg_pays(const FastPlan& f, const TapStats& ts) {
+  const bool long_phases = f.args.phases == 1 || ts.taps_sum >= 8 * ts.nonempty;
+  return f.halo && f.args.fuse == 0 && f.p.Cout_g > 32 && long_phases;
 }
 
 // Transposed wgmma kernel (fwd/twg_kernel.cuh): bf16, fp16 or TF32 on an sm_90a build and an
@@ -364,11 +367,11 @@ bool twg_pays(const FastPlan& f) {
 // stays a few microseconds.
 void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int env = twg_env();
-  if (env == 0 || (env == -1 && !twg_pays(f))) return;
-  if (f.mode == fwd::Mode::kTf32x3) return;
+  if (env == 0 || f.mode == fwd::Mode::kTf32x3) return;
   if (!use_wgmma_arch(x) || f.p.Cout_g > 64) return;
   const fwd::AxisPlan* ax = f.args.ax;
   const TapStats ts = tap_stats(f.p, ax);
+  if (env == -1 && !twg_pays(f, ts)) return;
   if (ts.nonempty == 0 || !tap_offsets_fit(f.p, f.args.cin_pad)) return;
   const int64_t tap_cap = (ts.max_taps + 3) / 4 * 4;
   // One CTA per SM in any case (512 threads), so it may take all the opt-in shared memory.
@@ -382,7 +385,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int64_t Qh0 = ax[1].q[0], Qw0 = ax[2].q[0];
   double best_cost = 0;
   int best_nr = 0, best_h = 0, best_w = 0;
-  int64_t best_smem = 0;
+  int64_t best_smem = 0, best_pos_pad = 0;
   for (int nr : fwd::kTwgRuns) {
     int64_t last_w = -1;
     for (int64_t k = 1; k <= 16; ++k) {
@@ -416,10 +419,21 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
         best_h = int(bqh);
         best_w = int(bqw);
         best_smem = smem;
+        best_pos_pad = pos_pad;
       }
     }
   }
   if (best_nr == 0) return;
+  // Stream the box (chunk c + 1 loads during chunk c) when a second buffer still fits.
+  int box_bufs = 1;
+  if (chunks > 1 && box_stream_env()) {
+    const int64_t stream_smem = fwd::twg_smem_bytes(best_nr, int(fwd::kTwgSlices * best_h * best_w),
+                                                    best_pos_pad, tap_cap, 2);
+    if (stream_smem <= cap) {
+      box_bufs = 2;
+      best_smem = stream_smem;
+    }
+  }
   const int64_t tiles0 = p.N * ceil_div(ax[0].q[0], fwd::kTwgSlices) * ceil_div(Qh0, best_h) *
                          ceil_div(Qw0, best_w);
   const int64_t phases = p.stride[0] * p.stride[1] * p.stride[2];
@@ -436,12 +450,12 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   a.phases = static_cast<int>(phases);
   a.fuse = 0;
   a.wg = 0;
-  a.box_bufs = 1;
+  a.box_bufs = box_bufs;
   f.blocks = tiles0 * phases * f.p.groups;
   f.halo = false;
   f.twg_nr = best_nr;
   f.name = std::string("twg_") + fwd::mode_name(f.mode) + "_n" + std::to_string(best_nr) +
-           (f.kvec ? "_kvec" : "_mfast");
+           (box_bufs > 1 ? "_stream" : "") + (f.kvec ? "_kvec" : "_mfast");
 }
 
 // Small grouped layers run as one block-diagonal dense layer when that pads less: each

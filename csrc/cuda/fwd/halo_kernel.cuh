@@ -185,13 +185,16 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
       }
       cp_async_commit();
     } else {
+      // FastDiv here only: in the cp.async branch its registers cost the BN 64 kernel spills.
+      const FastDiv div_hw(HW), div_hh(HH), div_p(P);
       for (int base = 0; base < items; base += NT * C::kBatch) {
         uint4 v4[C::kBatch];
 #pragma unroll
         for (int j = 0; j < C::kBatch; ++j) {
           const int idx = base + j * NT + tid;
-          const int pos = idx % P, kc = idx / P;
-          const int hw = pos % HW, t2 = pos / HW, hh = t2 % HH, hd = t2 / HH;
+          int pos, hw, hh;
+          const int kc = div_p.divmod(idx, pos);
+          const int hd = div_hh.divmod(div_hw.divmod(pos, hw), hh);
           const int id = id0 + hd, ih = ih0 + hh, iw = iw0 + hw;
           const int ci = ci0 + kc * KRUN;
           const bool in = (idx < items) & (unsigned(id) < unsigned(a.ax[0].in)) &
@@ -229,7 +232,8 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
         for (int j = 0; j < C::kBatch; ++j) {
           const int idx = base + j * NT + tid;
           if (idx < items) {
-            const int pos = idx % P, kc = idx / P;
+            int pos;
+            const int kc = div_p.divmod(idx, pos);
             *reinterpret_cast<uint4*>(sh + dst + pos * kRowBytes + kc * kChunkBytes) = v4[j];
           }
         }

@@ -4,6 +4,7 @@
 // memory (a gathered stage per tap, or a halo box) and how they pipeline it.
 #pragma once
 
+#include "fast_div.cuh"
 #include "mma.cuh"
 #include "mode.h"
 #include "phases.h"
@@ -254,9 +255,11 @@ __device__ __forceinline__ void tile_to_y(const float* ct, int rows, const int64
       if (yo >= 0 && cl < cols_left) y[yo + int64_t(n0 + cl) * cstride] = from_float<T>(ct[r * S + cl]);
     }
   } else {
+    const FastDiv div_rows(rows);
 #pragma unroll 4
     for (int i = tid; i < rows * BN; i += NT) {
-      const int r = i % rows, cl = i / rows;
+      int r;
+      const int cl = div_rows.divmod(i, r);
       const int64_t yo = yoff[r * yoff_stride];
       if (yo >= 0 && cl < cols_left) y[yo + int64_t(n0 + cl) * cstride] = from_float<T>(ct[r * S + cl]);
     }

@@ -14,11 +14,14 @@
 // run together as virtual rows v = line * HW + column (<= NR); columns >= bqw (the halo) and
 // rows past bqh * HW compute on box data and are dropped. kTwgSlices warpgroups take depth
 // slices qd0, qd0 + 1, ... Weights stream through kTwgStages cp.async stages of kTwgTapsPerStage taps
-// (the loader two stages ahead, one stage of wgmmas in flight); the box is reloaded per 64-byte
-// channel chunk. The epilogue goes through the fp32 tile of store_tile (tile_to_y). Every
+// (the loader two stages ahead, one stage of wgmmas in flight). The box holds one 64-byte channel
+// chunk: reloaded per chunk, or with a.box_bufs = 2 streamed: chunk c + 1 loads into the other
+// buffer while chunk c's first wgmmas run (short phases, e.g. 8 taps at stride 2, would
+// otherwise wait for every box). The epilogue goes through the fp32 tile of store_tile (tile_to_y). Every
 // stored element is written once, no atomics.
 #pragma once
 
+#include "fast_div.cuh"
 #include "launch.h"
 #include "tile_common.cuh"
 #include "wgmma.cuh"
@@ -54,8 +57,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
   uint32_t* tap_a = reinterpret_cast<uint32_t*>(yrow + kTwgSlices * NR);  // box position offset
   int* tap_w = reinterpret_cast<int*>(tap_a + a.tap_cap);            // weight element offset
   unsigned char* sw = smem + twg_head_bytes(NR, a.tap_cap);          // weight stages
-  unsigned char* sbox = sw + S * C::kStageBytes;                     // [plane][pos][16 B]
-  const uint32_t sw_addr = smem_addr(sw), box_addr = smem_addr(sbox);
+  unsigned char* sbox = sw + S * C::kStageBytes;                     // [buf][plane][pos][16 B]
+  const uint32_t sw_addr = smem_addr(sw);
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int slice = warp / 4;  // this warpgroup's depth slice
@@ -93,6 +96,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
   const int HD = kTwgSlices + ext[0], HH = bqh + ext[1], HW = bqw + ext[2];
   const int P = HD * HH * HW;
   const int PP = (P + NR + 7) / 8 * 8;  // plane stride in positions (host: twg_smem_bytes)
+  const int box_bytes = kChunks * PP * kChunkBytes;  // one buffer
   const int id0 = qd0 + lo[0], ih0 = qh0 + lo[1], iw0 = qw0 + lo[2];
   const int taps = a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
 
@@ -105,15 +109,19 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
   // Box of channels ci0 .. ci0 + BK - 1. KVEC: one cp.async per (position, plane), the four
   // planes of a position on consecutive threads (one commit group). Scalar: consecutive threads
   // take consecutive positions (consecutive iw: coalesced in NCDHW), kBatch in flight each.
+  const FastDiv div_hw(HW), div_hh(HH), div_p(P);  // box index math without divisions
   auto box_src = [&](int pos, int ci, bool& in) {
-    const int hw = pos % HW, t2 = pos / HW, hh = t2 % HH, hd = t2 / HH;
+    int hw, hh;
+    const int hd = div_hh.divmod(div_hw.divmod(pos, hw), hh);
     const int id = id0 + hd, ih = ih0 + hh, iw = iw0 + hw;
     in = (unsigned(id) < unsigned(a.ax[0].in)) & (unsigned(ih) < unsigned(a.ax[1].in)) &
          (unsigned(iw) < unsigned(a.ax[2].in));
     return xn + int64_t(id) * a.xs[2] + int64_t(ih) * a.xs[3] + int64_t(iw) * a.xs[4] +
            int64_t(ci) * a.xs[1];
   };
-  auto load_box = [&](int ci0) {
+  auto load_box = [&](int ci0, int buf) {
+    unsigned char* const bbox = sbox + buf * box_bytes;
+    const uint32_t box_addr = smem_addr(bbox);
     if constexpr (KVEC) {
       for (int idx = tid; idx < P * kChunks; idx += NT) {
         const int pos = idx / kChunks, kc = idx % kChunks;
@@ -130,7 +138,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
 #pragma unroll
         for (int j = 0; j < C::kBatch; ++j) {
           const int idx = base + j * NT + tid;
-          const int pos = idx % P, kc = idx / P;
+          int pos;
+          const int kc = div_p.divmod(idx, pos);
           const int ci = ci0 + kc * KRUN;
           bool in;
           const int64_t off = box_src(pos, ci, in);
@@ -156,8 +165,9 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
         for (int j = 0; j < C::kBatch; ++j) {
           const int idx = base + j * NT + tid;
           if (idx < P * kChunks) {
-            const int pos = idx % P, kc = idx / P;
-            *reinterpret_cast<uint4*>(sbox + (kc * PP + pos) * kChunkBytes) = v4[j];
+            int pos;
+            const int kc = div_p.divmod(idx, pos);
+            *reinterpret_cast<uint4*>(bbox + (kc * PP + pos) * kChunkBytes) = v4[j];
           }
         }
       }
@@ -166,10 +176,11 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
 
   // TF32 with cp.async: after the wait, each thread rounds the box chunks it copied itself (its
   // own completed cp.async writes are visible to it), before the fence and barrier.
-  auto round_box = [&]() {
+  auto round_box = [&](int buf) {
     if constexpr (KVEC && MODE == Mode::kTf32) {
       for (int idx = tid; idx < P * kChunks; idx += NT) {
-        uint4* q = reinterpret_cast<uint4*>(sbox + ((idx % kChunks) * PP + idx / kChunks) * kChunkBytes);
+        uint4* q = reinterpret_cast<uint4*>(sbox + buf * box_bytes +
+                                            ((idx % kChunks) * PP + idx / kChunks) * kChunkBytes);
         uint4 v = *q;
         v.x = tf32_rna(__uint_as_float(v.x));
         v.y = tf32_rna(__uint_as_float(v.y));
@@ -232,32 +243,42 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
     // Stages st = (chunk c, taps sub * TB ..). Commit groups: the box of chunk 0, then one per
     // weight stage (the loader S - 2 stages ahead); a later chunk's box is its own group. At
     // stage st, after the barrier, every warpgroup has retired the wgmmas of stage st - 2
-    // (wgmma_wait<1> below), so buffer (st - 2) % S takes stage st + S - 2.
+    // (wgmma_wait<1> below), so buffer (st - 2) % S takes stage st + S - 2. kTwgStages = 3, so
+    // every stage waits for all copies in flight (wait<S - 3>), a streamed box included.
     const int spc = (taps + TB - 1) / TB;
     const int nst = kchunks * spc;
+    const bool stream = a.box_bufs > 1;
     const uint32_t slice_pos = uint32_t(slice * HH * HW);
     // A: [plane][64 rows][16 B] per tap (LBO: next plane, SBO: next 8 rows); B: the box
     // [plane][pos][16 B] (LBO: next plane, SBO: next 8 positions).
     const uint64_t da0 = wgmma_desc(sw_addr, 64 * kChunkBytes, 8 * kChunkBytes);
-    const uint64_t db0 = wgmma_desc(box_addr, PP * kChunkBytes, 8 * kChunkBytes);
+    const uint64_t db0 = wgmma_desc(smem_addr(sbox), PP * kChunkBytes, 8 * kChunkBytes);
+    const FastDiv div_spc(spc);
     auto issue = [&](int s) {
-      if (s < nst) load_w(s % S, (s / spc) * BK, (s % spc) * TB);
+      int ssub;
+      const int sc = div_spc.divmod(s, ssub);
+      if (s < nst) load_w(s % S, sc * BK, ssub * TB);
       cp_async_commit();
     };
-    load_box(0);
+    load_box(0, 0);
 #pragma unroll
     for (int s = 0; s < S - 2; ++s) issue(s);
     for (int st = 0; st < nst; ++st) {
-      const int c = st / spc, sub = st % spc;
-      if (sub == 0 && c > 0) {
-        wgmma_wait<0>();  // every wgmma of this warpgroup is done with the old box
-        __syncthreads();  // ... and of the other one
-        load_box(c * BK);
+      int sub;
+      const int c = div_spc.divmod(st, sub);
+      const int buf = stream ? c & 1 : 0;
+      if (sub == 0) {
+        if (c > 0) {
+          // Streamed: the last stage's wgmmas read the buffer that chunk c + 1 takes after the
+          // barrier. Reloaded: every wgmma must be done with the one buffer.
+          wgmma_wait<0>();
+          if (!stream) {
+            __syncthreads();
+            load_box(c * BK, 0);
+          }
+        }
         cp_async_wait<0>();
-        round_box();
-      } else if (sub == 0) {
-        cp_async_wait<0>();
-        round_box();
+        round_box(buf);
       } else {
         cp_async_wait<S - 3>();
       }
@@ -275,7 +296,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
       auto desc_a = [&](int tt, int ks) {
         return dstage + uint64_t((tt * kTwgTapBytes + ks * 2 * 64 * kChunkBytes) >> 4);
       };
-      auto desc_b = [&](uint32_t pos, int ks) { return db0 + uint64_t(ks * 2 * PP + pos); };
+      const uint64_t dbox = db0 + uint64_t(buf * (box_bytes >> 4));
+      auto desc_b = [&](uint32_t pos, int ks) { return dbox + uint64_t(ks * 2 * PP + pos); };
       if (sub * TB + TB <= taps && nks == kChunks / 2) {
         wgmma_fence();
 #pragma unroll
@@ -294,6 +316,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
         }
       }
       wgmma_commit();
+      // The next chunk's box goes to the other buffer while these wgmmas run (its own commit
+      // group with cp.async; plain loads and stores otherwise, under the fence of the next
+      // chunk's first stage).
+      if (stream && sub == 0 && c + 1 < kchunks) load_box((c + 1) * BK, buf ^ 1);
       wgmma_wait<1>();
     }
     wgmma_wait<0>();
@@ -319,7 +345,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int v = 8 * j + 2 * (lane % 4) + e;
-        const int line = v / HW, col = v - line * HW;
+        int col;
+        const int line = div_hw.divmod(v, col);
         if (line < bqh && col < bqw) {
           float* dst = ct + (row0 + line * bqw + col) * 65 + co;
           dst[0] = acc[0][j][e] + bv[0];

@@ -14,11 +14,11 @@
 // run together as virtual rows v = line * HW + column (<= NR); columns >= bqw (the halo) and
 // rows past bqh * HW compute on box data and are dropped. kTwgSlices warpgroups take depth
 // slices qd0, qd0 + 1, ... Weights stream through kTwgStages cp.async stages of kTwgTapsPerStage taps
-// (the loader two stages ahead, one stage of wgmmas in flight). The box holds one 64-byte channel
-// chunk: reloaded per chunk, or with a.box_bufs = 2 streamed: chunk c + 1 loads into the other
-// buffer while chunk c's first wgmmas run (short phases, e.g. 8 taps at stride 2, would
-// otherwise wait for every box). The epilogue goes through the fp32 tile of store_tile (tile_to_y). Every
-// stored element is written once, no atomics.
+// (the loader two stages ahead, one stage of wgmmas in flight). The box holds one 64-byte
+// channel chunk: reloaded per chunk, or with a.box_bufs = 2 streamed: chunk c + 1 loads into
+// the other buffer while chunk c's first wgmmas run (short phases, e.g. 8 taps at stride 2,
+// would otherwise wait for every box). The epilogue goes through the fp32 tile of store_tile
+// (tile_to_y). Every stored element is written once, no atomics.
 #pragma once
 
 #include "fast_div.cuh"

@@ -52,6 +52,18 @@ def halo_smem(bn, pos, tap_cap, deep_chunks, mode, bm=256):
     return 8 * bm + 8 * tap_cap + max(stages + pos * 80, 4 * bm * (bn + 1))
 
 
+HALO_MIN_TAPS = 8  # forward_cuda.cpp: kHaloMinTaps
+
+
+def phase_taps(spec):
+    """Mirror of tap_stats (forward_cuda.cpp): the taps of each stride phase that has taps and
+    outputs."""
+    _, _, _, size, k, s, p, op, d, _, _ = spec
+    axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
+    return [a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2]
+            if a[0] * b[0] * c[0] > 0 and a[1] * b[1] * c[1] > 0]
+
+
 def halo_kind(spec, bn, mode, kvec):
     """Mirror of plan_halo (forward_cuda.cpp): "fused", "halo" or None (v1). CONVT3D_HALO unset:
     the fused kernel (all phases per CTA) for strided layers without dilation, except strict
@@ -66,14 +78,13 @@ def halo_kind(spec, bn, mode, kvec):
     if env == "0":
         return None
     axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
-    taps = [a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2]
-            if a[0] * b[0] * c[0] > 0 and a[1] * b[1] * c[1] > 0]
+    taps = phase_taps(spec)
     if not taps:
         return None
     auto = env not in ("1", "2")
     dilated = any(v != 1 for v in d)
     wide_3x = mode == "3xtf32" and cout // g > 32
-    few_taps = sum(taps) < 8 * len(taps)
+    few_taps = sum(taps) < HALO_MIN_TAPS * len(taps)
     chunks = -(-(cin // g) // bk_elems(mode))
     if mode in ("bf16", "fp16"):
         fused_pays = kvec or (cin // g) * math.prod(k) // math.prod(s) >= 256
@@ -177,11 +188,8 @@ def twg_expected(device, spec, mode, kind, cout_g):
     device (sm_90a build); CONVT3D_TWG=0 never does."""
     import torch
 
-    _, _, _, size, k, s, p, op, d, _, _ = spec
-    axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
-    taps = [a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2]
-            if a[1] * b[1] * c[1] > 0 and a[0] * b[0] * c[0] > 0]
-    long_phases = math.prod(s) == 1 or sum(taps) >= 8 * len(taps)
+    taps = phase_taps(spec)
+    long_phases = math.prod(spec[5]) == 1 or sum(taps) >= HALO_MIN_TAPS * len(taps)
     return (os.environ.get("CONVT3D_TWG") != "0" and kind in ("halo", "halo_wgmma")
             and mode in ("bf16", "fp16", "tf32") and long_phases and 32 < cout_g <= 64
             and device.type == "cuda" and torch.cuda.get_device_capability(device) == (9, 0))

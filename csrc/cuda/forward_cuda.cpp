@@ -81,8 +81,8 @@ bool use_wgmma(fwd::Mode mode, const at::Tensor& x) {
   return use_wgmma_arch(x);
 }
 
-// CONVT3D_BOX_STREAM=0 (read per call): the per-phase halo and transposed wgmma kernels reload their box per channel
-// chunk instead of streaming it (A/B timing and tests).
+// CONVT3D_BOX_STREAM=0 (read per call): the per-phase halo and transposed wgmma kernels reload
+// their box per channel chunk instead of streaming it (A/B timing and tests).
 bool box_stream_env() {
   const char* e = std::getenv("CONVT3D_BOX_STREAM");
   return e == nullptr || std::strcmp(e, "0") != 0;
@@ -354,17 +354,19 @@ int twg_env() {
 // phase: bf16 0.350 / 0.396 and 0.263 / 0.273, TF32 0.534 / 0.622, channels_last a tie). It
 // lost on case 4 (Cout 24: M = 64 is 63 % padding) and on strided layers with fewer taps per
 // phase (case 12, k3 s2: 1-8 taps, which the fused kernel runs anyway).
+// Strided layers need the per-phase kernel's own bar of kHaloMinTaps taps per phase on average,
+// also when CONVT3D_HALO=1 forces that kernel onto shorter phases.
 bool twg_pays(const FastPlan& f, const TapStats& ts) {
-  const bool long_phases = f.args.phases == 1 || ts.taps_sum >= 8 * ts.nonempty;
+  const bool long_phases = f.args.phases == 1 || ts.taps_sum >= kHaloMinTaps * ts.nonempty;
   return f.halo && f.args.fuse == 0 && f.p.Cout_g > 32 && long_phases;
 }
 
 // Transposed wgmma kernel (fwd/twg_kernel.cuh): bf16, fp16 or TF32 on an sm_90a build and an
 // sm_90 device, Cout/g <= 64 (one M = 64 tile). Picks the run length NR and the slice shape
-// bqh x bqw (bqh lines of the box width bqw + span_w <= NR) with the fewest estimated tensor-core cycles
-// plus box positions loaded, summed over the phases (one CTA per SM: 512 threads at up to 128
-// registers). Candidates for bqw split phase 0's Qw into 1..16 near-equal tiles, so planning
-// stays a few microseconds.
+// bqh x bqw (bqh lines of the box width bqw + span_w <= NR) with the fewest estimated
+// tensor-core cycles plus box positions loaded, summed over the phases (one CTA per SM: 512
+// threads at up to 128 registers). Candidates for bqw split phase 0's Qw into 1..16 near-equal
+// tiles, so planning stays a few microseconds.
 void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int env = twg_env();
   if (env == 0 || f.mode == fwd::Mode::kTf32x3) return;

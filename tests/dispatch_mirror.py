@@ -66,10 +66,11 @@ def phase_taps(spec):
 
 def halo_kind(spec, bn, mode, kvec):
     """Mirror of plan_halo (forward_cuda.cpp): "fused", "halo" or None (v1). CONVT3D_HALO unset:
-    the fused kernel (all phases per CTA) for strided layers without dilation, except strict
-    fp32 with Cout/groups > 32, when its box of all channel chunks fits 200 KB and it pays:
-    16-bit with the channel-fast loader (kvec) or >= 256 products per output (Cin/g x taps /
-    phases), fp32 with kvec, at most two channel chunks and < 8 taps per phase; else the
+    the fused kernel (all phases per CTA) for strided layers without dilation (16-bit with
+    kvec: dilation too), except strict fp32 with Cout/groups > 32, when its box of all channel
+    chunks fits 200 KB and it pays: 16-bit with the channel-fast loader (kvec) or >= 256
+    products per output (Cin/g x taps / phases), fp32 with kvec, at most two channel chunks and
+    < 8 taps per phase; else the
     per-phase halo kernel when the non-empty phases have on average >= 8 taps, every dilation
     is 1, strict fp32 has Cout/groups <= 32, and a box fits. CONVT3D_HALO=1 keeps only the
     per-phase fit; =2 tries fused first wherever it fits; =0 is v1."""
@@ -90,9 +91,10 @@ def halo_kind(spec, bn, mode, kvec):
         fused_pays = kvec or (cin // g) * math.prod(k) // math.prod(s) >= 256
     else:
         fused_pays = kvec and chunks <= 2 and few_taps
+    dilation_ok = not dilated or (mode in ("bf16", "fp16") and kvec)
     tap_cap = -(-max(a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2])
                 // 4) * 4
-    if env == "2" or (auto and math.prod(s) > 1 and not dilated and not wide_3x and fused_pays):
+    if env == "2" or (auto and math.prod(s) > 1 and dilation_ok and not wide_3x and fused_pays):
         ext = []
         for ax in axes:
             phases = [(c0 - span, c0) for _, nt, span, c0 in ax if nt > 0]
@@ -181,17 +183,21 @@ def twg_run(spec, mode):
     return best[1], best[2] and chunks > 1 and os.environ.get("CONVT3D_BOX_STREAM") != "0"
 
 
-def twg_expected(device, spec, mode, kind, cout_g):
+def twg_expected(device, spec, mode, kind, cout_g, kvec):
     """Mirror of twg_pays (forward_cuda.cpp): auto mode replaces the per-phase halo kernel of a
     bf16/fp16/TF32 layer with 32 < Cout/g <= 64 and, when strided, at least 8 taps per
-    non-empty phase on average, by the transposed wgmma kernel on a compute capability 9.0
-    device (sm_90a build); CONVT3D_TWG=0 never does."""
+    non-empty phase on average, and (CONVT3D_HALO unset) v1 or the per-phase kernel of a TF32
+    layer with NCDHW x (mfast loader) and 32 < Cout/g <= 64, by the transposed wgmma kernel on a compute
+    capability 9.0 device (sm_90a build); CONVT3D_TWG=0 never does."""
     import torch
 
     taps = phase_taps(spec)
     long_phases = math.prod(spec[5]) == 1 or sum(taps) >= HALO_MIN_TAPS * len(taps)
-    return (os.environ.get("CONVT3D_TWG") != "0" and kind in ("halo", "halo_wgmma")
-            and mode in ("bf16", "fp16", "tf32") and long_phases and 32 < cout_g <= 64
+    halo_rule = kind in ("halo", "halo_wgmma") and long_phases
+    tf32_gather = (mode == "tf32" and not kvec and kind != "fused" and bool(taps)
+                   and os.environ.get("CONVT3D_HALO") not in ("0", "1", "2"))
+    return (os.environ.get("CONVT3D_TWG") != "0" and (halo_rule or tf32_gather)
+            and mode in ("bf16", "fp16", "tf32") and 32 < cout_g <= 64
             and device.type == "cuda" and torch.cuda.get_device_capability(device) == (9, 0))
 
 
@@ -216,7 +222,7 @@ def expected_path(x, spec, mode):
     kind = halo_kind(spec, hbn, mode, kvec)
     if kind == "halo" and wgmma_expected(x.device, mode):
         kind = "halo_wgmma"
-    if twg_expected(x.device, spec, mode, kind, cout // g):
+    if twg_expected(x.device, spec, mode, kind, cout // g, kvec):
         run = twg_run(spec, mode)
         if run is not None:
             stream = "_stream" if run[1] else ""

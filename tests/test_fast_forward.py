@@ -205,9 +205,10 @@ def test_m_tails(kernel, n, size, cout, precision, monkeypatch):
     # stride 1: one phase, M = N * D * H * W, border rows out of range. Kernel (1,1,3) has 3
     # taps (v1 igemm, BM-row tails); kernel 3 has 27 (v2 halo: box tails on every axis). The
     # halo variant forces the halo kernel: auto mode sends wide strict fp32 to v1.
+    # twg would take stride-1 16-bit Cout 48/64 (halo) and TF32 NCDHW Cout 48/64 (igemm).
+    monkeypatch.setenv("CONVT3D_TWG", "0")
     if kernel == "halo":
         monkeypatch.setenv("CONVT3D_HALO", "1")
-        monkeypatch.setenv("CONVT3D_TWG", "0")  # stride-1 16-bit Cout 48/64 would take twg
     k, pad = ((1, 1, 3), (0, 0, 1)) if kernel == "igemm" else ((3, 3, 3), (1, 1, 1))
     spec = (n, 8, cout, size, k, (1, 1, 1), pad, (0, 0, 0), (1, 1, 1), 1, True)
     run(spec, precision, kernel=kernel)
@@ -559,13 +560,14 @@ def test_halo_env_switch():
 
 def test_halo_auto_rule(monkeypatch):
     """Auto mode follows the measurements of 2026-11-22 (H200, then H100): strided layers
-    without dilation take the fused kernel when it pays (16-bit with channels_last x or >= 256
-    products per output; fp32 with channels_last x, <= 2 chunks, few taps) and its box fits;
-    otherwise the per-phase halo kernel from 8 taps per phase on average, v1 below that, with
-    dilation, and for strict fp32 wider than the halo's 3xTF32 BN cap of 32. The per-phase
-    kernel's wgmma variant runs only when CONVT3D_WGMMA=1 asks for it (sm_90); on sm_90 the
-    transposed wgmma kernel replaces it for bf16/fp16/TF32 layers with 32 < Cout/g <= 64 (and
-    at least 8 taps per phase on average, as the per-phase kernel has in auto mode)."""
+    without dilation (16-bit channels_last: with dilation too) take the fused kernel when it
+    pays (16-bit with channels_last x or >= 256 products per output; fp32 with channels_last
+    x, <= 2 chunks, few taps) and its box fits; otherwise the per-phase halo kernel from 8 taps per
+    phase on average, v1 below that, with dilation, and for strict fp32 wider than the halo's
+    3xTF32 BN cap of 32. The per-phase kernel's wgmma variant runs only when CONVT3D_WGMMA=1
+    asks for it (sm_90); on sm_90 the transposed wgmma kernel replaces it for bf16/fp16/TF32
+    layers with 32 < Cout/g <= 64 (and at least 8 taps per phase on average, as the per-phase
+    kernel has in auto mode), and replaces v1 for TF32 with NCDHW x and 32 < Cout/g <= 64."""
     monkeypatch.delenv("CONVT3D_HALO", raising=False)
     monkeypatch.delenv("CONVT3D_WGMMA", raising=False)
     monkeypatch.delenv("CONVT3D_TWG", raising=False)
@@ -581,6 +583,8 @@ def test_halo_auto_rule(monkeypatch):
     k4s2_deep = k4s2[:1] + (1024,) + k4s2[2:]  # 8 taps per phase: per-phase halo
     k3s2_dil = k3s2[:8] + ((2, 2, 2),) + k3s2[9:]
     k3s2_wide = k3s2[:2] + (48,) + k3s2[3:]
+    k3s2_dil_wide = k3s2_dil[:2] + (48,) + k3s2_dil[3:]
+    v1_or_twg = "twg" if wg else "igemm"
     base64 = base[:2] + (64,) + base[3:]  # BN 64, channels_last bf16: mma.sync unless asked
     bf, f32 = torch.bfloat16, torch.float32
     for spec, dtype, tf32, layout, mode, kind in [
@@ -593,7 +597,11 @@ def test_halo_auto_rule(monkeypatch):
         (k3s2, f32, True, "ncdhw", "tf32", "igemm"),
         (k3s2_deep, f32, True, "cl", "tf32", "igemm"),
         (k4s2_deep, f32, True, "cl", "tf32", "halo"),
-        (k3s2_dil, bf, True, "cl", "bf16", "igemm"),
+        (k3s2_dil, bf, True, "cl", "bf16", "fused"),
+        (k3s2_dil, bf, True, "ncdhw", "bf16", "igemm"),
+        (k3s2_wide, f32, True, "ncdhw", "tf32", v1_or_twg),  # TF32 NCDHW, 32 < Cout <= 64
+        (k3s2_dil_wide, f32, True, "ncdhw", "tf32", v1_or_twg),
+        (k3s2_wide, bf, True, "ncdhw", "bf16", "igemm"),
         (k3s2_wide, f32, False, "cl", "3xtf32", "igemm"),
         (base, bf, True, "ncdhw", "bf16", "halo"),
         (dilated, bf, True, "ncdhw", "bf16", "igemm"),

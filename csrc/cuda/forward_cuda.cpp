@@ -7,9 +7,10 @@
 //
 // Within the fast path (plan_halo): small grouped layers may first be densified (densify);
 // strided layers take the fused halo kernel (fwd/halo_kernel.cuh, all phases per CTA) when its
-// measured rule says it pays and its box fits; otherwise the per-phase halo kernel takes calls
-// whose non-empty phases have on average >= kHaloMinTaps taps (x reuse across taps pays), when a
-// box of kHaloBoxes fits the shared-memory cap; v1 (igemm) takes the rest. CONVT3D_HALO (read
+// measured rule says it pays (fused_pays; with dilation only for 16-bit channels_last) and its
+// box fits; otherwise the per-phase halo kernel takes calls whose non-empty phases have on
+// average >= kHaloMinTaps taps (x reuse across taps pays), when a box of kHaloBoxes fits the
+// shared-memory cap; v1 (igemm) takes the rest. CONVT3D_HALO (read
 // per call) overrides: 0 = never halo, 1 = per-phase halo whenever it fits, 2 = fused whenever
 // it fits (A/B timing and tests); CONVT3D_DENSE=0 never densifies. On an sm_90 device with a
 // build that has sm_90a, CONVT3D_WGMMA=1 (read per call) runs the per-phase halo kernel's
@@ -18,7 +19,8 @@
 // the per-phase kernel streams its box (two buffers) when that leaves two CTAs per SM;
 // CONVT3D_BOX_STREAM=0 turns that off. On sm_90 (sm_90a build) the transposed wgmma kernel
 // (fwd/twg_kernel.cuh, plan_twg) replaces the per-phase halo kernel for bf16, fp16 and TF32
-// layers with 32 < Cout/g <= 64 and at least 8 taps per phase on average (twg_pays);
+// layers with 32 < Cout/g <= 64 and at least 8 taps per phase on average, and v1 for TF32
+// with NCDHW x and 32 < Cout/g <= 64 (twg_pays);
 // CONVT3D_TWG=1 forces it wherever legal, =0 never.
 #include "forward_cuda.h"
 
@@ -288,7 +290,10 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int64_t k_per_out = p.Cin_g * p.k[0] * p.k[1] * p.k[2] / phases;
   const bool fused_pays = fp32 ? f.kvec && chunks <= 2 && few_taps
                                : f.kvec || k_per_out >= kFusedMinK;
-  if (env == 2 || (env == -1 && phases > 1 && !dilated && !wide_3x && fused_pays)) {
+  // H100, 2026-11-22 (halo_ab.py --batch 5, ms): 16-bit channels_last with dilation won too
+  // (case 8 bf16: fused 0.261, v1 0.325, the per-phase kernel 0.345).
+  const bool dilation_ok = !dilated || (!fp32 && f.kvec);
+  if (env == 2 || (env == -1 && phases > 1 && dilation_ok && !wide_3x && fused_pays)) {
     if (plan_fused(f, p, bn, x)) return;
   }
   if (env == -1 && (few_taps || dilated || wide_3x)) return;
@@ -356,9 +361,15 @@ int twg_env() {
 // phase (case 12, k3 s2: 1-8 taps, which the fused kernel runs anyway).
 // Strided layers need the per-phase kernel's own bar of kHaloMinTaps taps per phase on average,
 // also when CONVT3D_HALO=1 forces that kernel onto shorter phases.
+// TF32 with NCDHW x (the scalar gather) also beat v1 on short and dilated phases, where v1
+// gathers x once per tap and twg once per box (2026-11-22, H100, halo_ab.py --batch 5, twg /
+// v1 ms: case 12 0.805 / 0.853, case 8 1.020 / 1.068); 16-bit did not (case 8 bf16 0.655 /
+// 0.637).
 bool twg_pays(const FastPlan& f, const TapStats& ts) {
   const bool long_phases = f.args.phases == 1 || ts.taps_sum >= kHaloMinTaps * ts.nonempty;
-  return f.halo && f.args.fuse == 0 && f.p.Cout_g > 32 && long_phases;
+  const bool tf32_gather =  // auto mode only: CONVT3D_HALO=0/1/2 keeps its kernel
+      halo_env() == -1 && f.mode == fwd::Mode::kTf32 && !f.kvec && f.args.fuse == 0;
+  return f.p.Cout_g > 32 && (tf32_gather || (f.halo && f.args.fuse == 0 && long_phases));
 }
 
 // Transposed wgmma kernel (fwd/twg_kernel.cuh): bf16, fp16 or TF32 on an sm_90a build and an

@@ -206,9 +206,10 @@ constexpr int kTwgTapsPerStage = 8;
 constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [16-byte plane][64 rows][16 B]
 
 // Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= kTwgSlices NR),
-// the tap table (8 B per tap), then (128-aligned) the weight stages and box_bufs boxes
-// [4 planes][pos_pad][16 B] (pos_pad: box positions plus NR, so a run starting at any box
-// position stays inside), with the epilogue tile [bm][65] fp32 over them.
+// the tap table (8 B per tap; the kernel uses the weight half), then (128-aligned) the weight
+// stages and box_bufs boxes [4 planes][pos_pad][16 B] (pos_pad: box positions plus NR, so a
+// run starting at any box position stays inside), with the epilogue tile [bm][65] fp32 over
+// them.
 constexpr long long twg_head_bytes(int nr, long long tap_cap) {
   return (8LL * kTwgSlices * nr + 8 * tap_cap + 127) / 128 * 128;
 }

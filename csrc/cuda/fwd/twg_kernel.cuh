@@ -54,8 +54,9 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
 
   extern __shared__ __align__(128) unsigned char smem[];
   int64_t* yrow = reinterpret_cast<int64_t*>(smem);                  // <= kTwgSlices NR rows
-  uint32_t* tap_a = reinterpret_cast<uint32_t*>(yrow + kTwgSlices * NR);  // box position offset
-  int* tap_w = reinterpret_cast<int*>(tap_a + a.tap_cap);            // weight element offset
+  // Weight element offset of each tap, after tap_cap words the host still sizes for the box
+  // offsets, which the MMA loop now walks arithmetically (next_tap below).
+  int* tap_w = reinterpret_cast<int*>(yrow + kTwgSlices * NR) + a.tap_cap;
   unsigned char* sw = smem + twg_head_bytes(NR, a.tap_cap);          // weight stages
   unsigned char* sbox = sw + S * C::kStageBytes;                     // [buf][plane][pos][16 B]
   const uint32_t sw_addr = smem_addr(sw);
@@ -224,10 +225,6 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
     const int nd = a.ax[0].ntap[rd], nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
     for (int t = tid; t < taps; t += NT) {
       const int jw = t % nw, jh = (t / nw) % nh, jd = t / (nw * nh);
-      const int bd = a.ax[0].c0[rd] - jd * a.ax[0].cstep - lo[0];
-      const int bh = a.ax[1].c0[rh] - jh * a.ax[1].cstep - lo[1];
-      const int bw = a.ax[2].c0[rw] - jw * a.ax[2].cstep - lo[2];
-      tap_a[t] = uint32_t((bd * HH + bh) * HW + bw);
       const int td = a.ax[0].t0[rd] + jd * a.ax[0].tstep;
       const int th = a.ax[1].t0[rh] + jh * a.ax[1].tstep;
       const int tw = a.ax[2].t0[rw] + jw * a.ax[2].tstep;
@@ -248,7 +245,26 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
     const int spc = (taps + TB - 1) / TB;
     const int nst = kchunks * spc;
     const bool stream = a.box_bufs > 1;
-    const uint32_t slice_pos = uint32_t(slice * HH * HW);
+    // The B descriptors must be warp-uniform values to stay in uniform registers: the slice
+    // comes through a shuffle (the compiler then knows it is uniform) and the taps' box
+    // offsets are walked arithmetically (next_tap) rather than read from a shared table,
+    // which cost an R2UR and moves per wgmma.
+    const uint32_t slice_pos = uint32_t(__shfl_sync(0xffffffffu, slice, 0) * HH * HW);
+    // Tap t = (jd * nh + jh) * nw + jw sits at box offset
+    // (nd-1-jd) * step_d + (nh-1-jh) * step_h + (nw-1-jw) * step_w.
+    const int nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
+    const int step_w = a.ax[2].cstep, step_h = a.ax[1].cstep * HW,
+              step_d = a.ax[0].cstep * HH * HW;
+    const int pos_first = (a.ax[0].ntap[rd] - 1) * step_d + (nh - 1) * step_h + (nw - 1) * step_w;
+    int jw = 0, jh = 0, tap_pos = pos_first;
+    auto next_tap = [&]() {  // selects, no branches: a branch would fence the wgmmas
+      const bool wrap_w = ++jw == nw;
+      tap_pos += wrap_w ? (nw - 1) * step_w - step_h : -step_w;
+      jw = wrap_w ? 0 : jw;
+      const bool wrap_h = wrap_w && ++jh == nh;
+      tap_pos += wrap_h ? nh * step_h - step_d : 0;
+      jh = wrap_h ? 0 : jh;
+    };
     // A: [plane][64 rows][16 B] per tap (LBO: next plane, SBO: next 8 rows); B: the box
     // [plane][pos][16 B] (LBO: next plane, SBO: next 8 positions).
     const uint64_t da0 = wgmma_desc(sw_addr, 64 * kChunkBytes, 8 * kChunkBytes);
@@ -268,6 +284,9 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
       const int c = div_spc.divmod(st, sub);
       const int buf = stream ? c & 1 : 0;
       if (sub == 0) {
+        jw = 0;
+        jh = 0;
+        tap_pos = pos_first;
         if (c > 0) {
           // Streamed: the last stage's wgmmas read the buffer that chunk c + 1 takes after the
           // barrier. Reloaded: every wgmma must be done with the one buffer.
@@ -302,7 +321,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
         wgmma_fence();
 #pragma unroll
         for (int tt = 0; tt < TB; ++tt) {
-          const uint32_t pos = slice_pos + tap_a[sub * TB + tt];
+          const uint32_t pos = slice_pos + uint32_t(tap_pos);
+          next_tap();
 #pragma unroll
           for (int ks = 0; ks < kChunks / 2; ++ks) {
             wgmma_ss<MODE, NR>(acc[0], desc_a(tt, ks), desc_b(pos, ks));
@@ -311,7 +331,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
       } else {
         wgmma_fence();
         for (int tt = 0; tt < TB && sub * TB + tt < taps; ++tt) {
-          const uint32_t pos = slice_pos + tap_a[sub * TB + tt];
+          const uint32_t pos = slice_pos + uint32_t(tap_pos);
+          next_tap();
           for (int ks = 0; ks < nks; ++ks) wgmma_ss<MODE, NR>(acc[0], desc_a(tt, ks), desc_b(pos, ks));
         }
       }

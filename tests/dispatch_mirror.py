@@ -70,9 +70,8 @@ def halo_kind(spec, bn, mode, kvec):
     kvec: dilation too), except strict fp32 with Cout/groups > 32, when its box of all channel
     chunks fits 200 KB and it pays: 16-bit with the channel-fast loader (kvec) or >= 256
     products per output (Cin/g x taps / phases), fp32 with kvec, at most two channel chunks and
-    < 8 taps per phase; else the
-    per-phase halo kernel when the non-empty phases have on average >= 8 taps, every dilation
-    is 1, strict fp32 has Cout/groups <= 32, and a box fits. CONVT3D_HALO=1 keeps only the
+    < 8 taps per phase; else the per-phase halo kernel when the non-empty phases have on
+    average >= 8 taps, every dilation is 1, strict fp32 has Cout/groups <= 32, and a box fits. CONVT3D_HALO=1 keeps only the
     per-phase fit; =2 tries fused first wherever it fits; =0 is v1."""
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
     env = os.environ.get("CONVT3D_HALO")
@@ -187,8 +186,8 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec):
     """Mirror of twg_pays (forward_cuda.cpp): auto mode replaces the per-phase halo kernel of a
     bf16/fp16/TF32 layer with 32 < Cout/g <= 64 and, when strided, at least 8 taps per
     non-empty phase on average, and (CONVT3D_HALO unset) v1 or the per-phase kernel of a TF32
-    layer with NCDHW x (mfast loader) and 32 < Cout/g <= 64, by the transposed wgmma kernel on a compute
-    capability 9.0 device (sm_90a build); CONVT3D_TWG=0 never does."""
+    layer with NCDHW x (mfast loader) and 32 < Cout/g <= 64, by the transposed wgmma kernel on
+    a compute capability 9.0 device (sm_90a build); CONVT3D_TWG=0 never does."""
     import torch
 
     taps = phase_taps(spec)

@@ -562,12 +562,13 @@ def test_halo_auto_rule(monkeypatch):
     """Auto mode follows the measurements of 2026-11-22 (H200, then H100): strided layers
     without dilation (16-bit channels_last: with dilation too) take the fused kernel when it
     pays (16-bit with channels_last x or >= 256 products per output; fp32 with channels_last
-    x, <= 2 chunks, few taps) and its box fits; otherwise the per-phase halo kernel from 8 taps per
-    phase on average, v1 below that, with dilation, and for strict fp32 wider than the halo's
-    3xTF32 BN cap of 32. The per-phase kernel's wgmma variant runs only when CONVT3D_WGMMA=1
-    asks for it (sm_90); on sm_90 the transposed wgmma kernel replaces it for bf16/fp16/TF32
-    layers with 32 < Cout/g <= 64 (and at least 8 taps per phase on average, as the per-phase
-    kernel has in auto mode), and replaces v1 for TF32 with NCDHW x and 32 < Cout/g <= 64."""
+    x, <= 2 chunks, few taps) and its box fits; otherwise the per-phase halo kernel from 8
+    taps per phase on average, v1 below that, with dilation, and for strict fp32 wider than
+    the halo's 3xTF32 BN cap of 32. The per-phase kernel's wgmma variant runs only when
+    CONVT3D_WGMMA=1 asks for it (sm_90); on sm_90 the transposed wgmma kernel replaces it for
+    bf16/fp16/TF32 layers with 32 < Cout/g <= 64 (and at least 8 taps per phase on average, as
+    the per-phase kernel has in auto mode), and replaces v1 for TF32 with NCDHW x and
+    32 < Cout/g <= 64."""
     monkeypatch.delenv("CONVT3D_HALO", raising=False)
     monkeypatch.delenv("CONVT3D_WGMMA", raising=False)
     monkeypatch.delenv("CONVT3D_TWG", raising=False)

@@ -51,6 +51,9 @@ CASES = [
      {"CONVT3D_WGMMA": "1"}),
     (1, 48, 72, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_BOX_STREAM": "0"}),
+    # stride 2, 3.4 taps per phase, three channel chunks: TF32 with channels_last x takes the
+    # per-phase halo kernel (its box streamed), the other modes the fused kernel or v1
+    (1, 48, 40, (3, 4, 9), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),
     # v1 with several K stages: the multistage cp.async pipeline when channels_last
     (2, 48, 40, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_HALO": "0"}),

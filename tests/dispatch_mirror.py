@@ -71,7 +71,7 @@ def halo_kind(spec, bn, mode, kvec):
     chunks fits 200 KB and it pays: 16-bit with the channel-fast loader (kvec) or >= 256
     products per output (Cin/g x taps / phases), fp32 with kvec, at most two channel chunks and
     < 8 taps per phase; else the per-phase halo kernel when the non-empty phases have on
-    average >= 8 taps, every dilation is 1, strict fp32 has Cout/groups <= 32, and a box fits.
+    average >= 8 taps (TF32 with kvec and > 2 chunks: >= 2), every dilation is 1, strict fp32 has Cout/groups <= 32, and a box fits.
     CONVT3D_HALO=1 keeps only the per-phase fit; =2 tries fused first wherever it fits; =0 is
     v1."""
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
@@ -104,7 +104,8 @@ def halo_kind(spec, bn, mode, kvec):
             pos = math.prod(box[i] + ext[i] for i in range(3))
             if halo_smem(bn, pos, kvol_cap, chunks, mode) <= 200 * 1024:
                 return "fused"
-    if auto and (few_taps or dilated or wide_3x):
+    tf32_deep = mode == "tf32" and kvec and chunks > 2 and sum(taps) >= 2 * len(taps)
+    if auto and ((few_taps and not tf32_deep) or dilated or wide_3x):
         return None
     for box in HALO_BOXES[256]:  # bm of every kHaloTiles row
         pos = max((box[0] + a[2]) * (box[1] + b[2]) * (box[2] + c[2])

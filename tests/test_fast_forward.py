@@ -563,8 +563,9 @@ def test_halo_auto_rule(monkeypatch):
     without dilation (16-bit channels_last: with dilation too) take the fused kernel when it
     pays (16-bit with channels_last x or >= 256 products per output; fp32 with channels_last
     x, <= 2 chunks, few taps) and its box fits; otherwise the per-phase halo kernel from 8
-    taps per phase on average, v1 below that, with dilation, and for strict fp32 wider than
-    the halo's 3xTF32 BN cap of 32. The per-phase kernel's wgmma variant runs only when
+    taps per phase on average (TF32 with channels_last x and more than two chunks: from 2),
+    v1 below that, with dilation, and for strict fp32 wider than the halo's 3xTF32 BN cap of
+    32. The per-phase kernel's wgmma variant runs only when
     CONVT3D_WGMMA=1 asks for it (sm_90); on sm_90 the transposed wgmma kernel replaces it for
     bf16/fp16/TF32 layers with 32 < Cout/g <= 64 (and at least 8 taps per phase on average, as
     the per-phase kernel has in auto mode), and replaces v1 for TF32 with NCDHW x and
@@ -582,6 +583,7 @@ def test_halo_auto_rule(monkeypatch):
     k3s2_k324 = k3s2[:1] + (96,) + k3s2[2:]  # 96 x 27 / 8 = 324 products per output
     k3s2_deep = k3s2[:1] + (1024,) + k3s2[2:]  # 64 fp32 chunks: the fused box does not fit
     k4s2_deep = k4s2[:1] + (1024,) + k4s2[2:]  # 8 taps per phase: per-phase halo
+    k2s2_deep = k3s2_deep[:4] + ((2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0)) + k3s2_deep[8:]
     k3s2_dil = k3s2[:8] + ((2, 2, 2),) + k3s2[9:]
     k3s2_wide = k3s2[:2] + (48,) + k3s2[3:]
     k3s2_dil_wide = k3s2_dil[:2] + (48,) + k3s2_dil[3:]
@@ -596,7 +598,9 @@ def test_halo_auto_rule(monkeypatch):
         (k3s2_k324, bf, True, "ncdhw", "bf16", "fused"),
         (k3s2, f32, False, "cl", "3xtf32", "fused"),
         (k3s2, f32, True, "ncdhw", "tf32", "igemm"),
-        (k3s2_deep, f32, True, "cl", "tf32", "igemm"),
+        (k3s2_deep, f32, True, "cl", "tf32", "halo"),  # > 2 chunks, >= 2 taps per phase
+        (k2s2_deep, f32, True, "cl", "tf32", "igemm"),  # 1 tap per phase: no reuse, v1
+        (k3s2_deep, f32, True, "ncdhw", "tf32", "igemm"),
         (k4s2_deep, f32, True, "cl", "tf32", "halo"),
         (k3s2_dil, bf, True, "cl", "bf16", "fused"),
         (k3s2_dil, bf, True, "ncdhw", "bf16", "igemm"),

@@ -71,9 +71,9 @@ def halo_kind(spec, bn, mode, kvec):
     chunks fits 200 KB and it pays: 16-bit with the channel-fast loader (kvec) or >= 256
     products per output (Cin/g x taps / phases), fp32 with kvec, at most two channel chunks and
     < 8 taps per phase; else the per-phase halo kernel when the non-empty phases have on
-    average >= 8 taps (TF32 with kvec and > 2 chunks: >= 2), every dilation is 1, strict fp32 has Cout/groups <= 32, and a box fits.
-    CONVT3D_HALO=1 keeps only the per-phase fit; =2 tries fused first wherever it fits; =0 is
-    v1."""
+    average >= 8 taps (TF32 with kvec and > 2 chunks: >= 2), every dilation is 1, strict fp32
+    has Cout/groups <= 32, and a box fits. CONVT3D_HALO=1 keeps only the per-phase fit; =2
+    tries fused first wherever it fits; =0 is v1."""
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
     env = os.environ.get("CONVT3D_HALO")
     if env == "0":

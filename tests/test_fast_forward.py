@@ -565,8 +565,8 @@ def test_halo_auto_rule(monkeypatch):
     x, <= 2 chunks, few taps) and its box fits; otherwise the per-phase halo kernel from 8
     taps per phase on average (TF32 with channels_last x and more than two chunks: from 2),
     v1 below that, with dilation, and for strict fp32 wider than the halo's 3xTF32 BN cap of
-    32. The per-phase kernel's wgmma variant runs only when
-    CONVT3D_WGMMA=1 asks for it (sm_90); on sm_90 the transposed wgmma kernel replaces it for
+    32. The per-phase kernel's wgmma variant runs only when CONVT3D_WGMMA=1 asks for it
+    (sm_90); on sm_90 the transposed wgmma kernel replaces it for
     bf16/fp16/TF32 layers with 32 < Cout/g <= 64 (and at least 8 taps per phase on average, as
     the per-phase kernel has in auto mode), and replaces v1 for TF32 with NCDHW x and
     32 < Cout/g <= 64."""

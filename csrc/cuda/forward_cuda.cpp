@@ -11,12 +11,12 @@
 // box fits; otherwise the per-phase halo kernel takes calls whose non-empty phases have on
 // average >= kHaloMinTaps taps (x reuse across taps pays; TF32 with channels_last x and more
 // than two chunks: >= 2 taps), when a box of kHaloBoxes fits the shared-memory cap; v1
-// (igemm) takes the rest. CONVT3D_HALO (read per call) overrides: 0 =
-// never halo, 1 = per-phase halo whenever it fits, 2 = fused whenever it fits (A/B timing and
-// tests); CONVT3D_DENSE=0 never densifies. On an sm_90 device with a
-// build that has sm_90a, CONVT3D_WGMMA=1 (read per call) runs the per-phase halo kernel's
-// wgmma variant (fwd/wgmma.cuh; bf16, fp16, TF32); it is not chosen automatically, since it
-// has not beaten mma.sync consistently. With several channel chunks and the cp.async loader
+// (igemm) takes the rest. CONVT3D_HALO (read per call) overrides: 0 = never halo, 1 =
+// per-phase halo whenever it fits, 2 = fused whenever it fits (A/B timing and tests);
+// CONVT3D_DENSE=0 never densifies. On an sm_90 device with a build that has sm_90a,
+// CONVT3D_WGMMA=1 (read per call) runs the per-phase halo kernel's wgmma variant
+// (fwd/wgmma.cuh; bf16, fp16, TF32); it is not chosen automatically, since it has not beaten
+// mma.sync consistently. With several channel chunks and the cp.async loader
 // the per-phase kernel streams its box (two buffers) when that leaves two CTAs per SM;
 // CONVT3D_BOX_STREAM=0 turns that off. On sm_90 (sm_90a build) the transposed wgmma kernel
 // (fwd/twg_kernel.cuh, plan_twg) replaces the per-phase halo kernel for bf16, fp16 and TF32
@@ -260,9 +260,10 @@ bool tap_offsets_fit(const ConvT3dParams& p, int cin_pad) {
 
 // Switches a fast plan to a halo kernel. Fused (plan_fused) takes strided layers without
 // dilation whenever its box fits; the per-phase halo kernel takes calls whose non-empty phases
-// have on average >= kHaloMinTaps taps (TF32 channels_last with > 2 chunks: >= 2 taps). Per-phase: picks the box of kHaloBoxes with the fewest
-// estimated issue slots, sum over phases of boxes x (BM x taps [MMA work] + 4 x halo positions
-// [load work] + BM [epilogue]); per-chunk factors are common to all boxes and dropped.
+// have on average >= kHaloMinTaps taps (TF32 channels_last with > 2 chunks: >= 2 taps).
+// Per-phase: picks the box of kHaloBoxes with the fewest estimated issue slots, sum over phases of
+// boxes x (BM x taps [MMA work] + 4 x halo positions [load work] + BM [epilogue]); per-chunk
+// factors are common to all boxes and dropped.
 void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int env = halo_env();
   if (env == 0) return;
@@ -302,7 +303,7 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // several taps: suite case 12 (k3 s2, Cin 128), per-phase / v1, halo_ab.py --batch 5, ms:
   // H100 0.674 / 0.725 (2026-11-22), H200 0.682 / 0.732 (2026-11-23).
   const bool tf32_deep = f.mode == fwd::Mode::kTf32 && f.kvec && chunks > 2 &&
-                         ts.taps_sum >= 2 * nonempty;
+                         taps_sum >= 2 * nonempty;
   if (env == -1 && ((few_taps && !tf32_deep) || dilated || wide_3x)) return;
 
   const int bm = fwd::halo_tile(bn).bm;

@@ -1,12 +1,15 @@
 """Writes csrc/cuda/fwd/wgmma_ops.cuh: one inline-asm wrapper per (type, N) of the wgmma
 (m64nNk16 for bf16/fp16, m64nNk8 for TF32) that the kernels use: register-A for the halo
 kernel's N = BN (kWgmmaN), both operands by descriptor for the transposed kernel's N = run
-length (kTwgN). Each wgmma names all N/2 accumulator registers, so the wrappers are generated
-rather than typed. Run `python scripts/gen_wgmma.py` after changing either list."""
+length (kTwgN) and the non-overlapping kernel's BN (kPwN). Each wgmma names all N/2
+accumulator registers, so the wrappers are generated rather than typed. Run
+`python scripts/gen_wgmma.py` after changing any of these lists."""
 import pathlib
 
 kWgmmaN = (16, 32, 48, 64)  # the halo BN values (tile_configs.h: kHaloTiles)
 kTwgN = (128, 144, 160)  # the transposed kernel's runs (tile_configs.h: kTwgRuns)
+kPwN = (64, 128, 256)  # the non-overlapping kernel's BN (tile_configs.h: kPwBns)
+kSsN = sorted(set(kTwgN) | set(kPwN))
 TYPES = {  # name -> (PTX shape suffix, PTX type, operand tail after the scale-d predicate)
     "Bf16": ("k16", "bf16", "1, 1, 0"),  # imm-scale-a, imm-scale-b, imm-trans-b (K-major B)
     "F16": ("k16", "f16", "1, 1, 0"),
@@ -73,7 +76,7 @@ def main():
         for n in kWgmmaN:
             out.append(wrapper(name, n).rstrip("\n"))
     for name in TYPES:
-        for n in kTwgN:
+        for n in kSsN:
             out.append(wrapper_ss(name, n).rstrip("\n"))
     out += ["", "#endif  // __CUDA_ARCH_FEAT_SM90_ALL", "", "}  // namespace fwd",
             "}  // namespace convt3d", ""]

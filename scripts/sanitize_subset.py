@@ -1,8 +1,8 @@
 """A small, representative run of every CUDA kernel for compute-sanitizer (memcheck, racecheck):
 each fast-path dtype, both layouts, M/channel tails, empty phases, grouped and densified groups,
 v1, per-phase (mma.sync, and the opt-in wgmma variant on sm_90) and fused halo kernels, the
-transposed wgmma kernel (sm_90, bf16/fp16/TF32; box streamed and reloaded), and the reference kernels
-for all four ops. Sizes are tiny: the sanitizers slow kernels down 10-100x.
+transposed wgmma kernel (sm_90, bf16/fp16/TF32; box streamed and reloaded), the non-overlapping
+kernel (sm_90, channels_last), and the reference kernels for all four ops. Sizes are tiny: the sanitizers slow kernels down 10-100x.
 Exits non-zero if any result is wrong, so a clean sanitizer run also means correct output."""
 import os
 import sys
@@ -13,7 +13,8 @@ import torch.nn.functional as F
 import inductor_convt3d  # noqa: F401
 
 ops = torch.ops.convt3d
-SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG")
+SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG", "CONVT3D_PW",
+            "CONVT3D_PW_BN")
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
@@ -57,6 +58,17 @@ CASES = [
     # v1 with several K stages: the multistage cp.async pipeline when channels_last
     (2, 48, 40, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_HALO": "0"}),
+    # the non-overlapping kernel (channels_last, sm_90; forced, as auto mode leaves 16-bit
+    # layers like these to the fused kernel): M, N and K tails at BN 128 and 256, padding
+    # that drops outputs, odd Cout (scalar epilogue)
+    (2, 48, 40, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_PW": "1"}),
+    (2, 48, 40, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "256"}),
+    (1, 16, 8, (4, 5, 6), (2, 2, 2), (2, 2, 2), (3, 2, 1), (1, 0, 1), (1, 1, 1), 1,
+     {"CONVT3D_PW": "1"}),
+    (1, 16, 5, (3, 3, 4), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_PW": "1"}),
 ]
 
 

@@ -202,13 +202,52 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec):
             and device.type == "cuda" and torch.cuda.get_device_capability(device) == (9, 0))
 
 
+PW_BNS = (64, 128, 256)  # tile_configs.h: kPwBns
+
+
+def non_overlapping(spec):
+    """Mirror of non_overlapping (forward_cuda.cpp): kernel == stride on every axis (dilation
+    1 or a 1-tap kernel), and every phase's one tap reads inside x for all of its outputs."""
+    _, _, _, size, k, s, p, op, d, _, _ = spec
+    for i in range(3):
+        if k[i] != s[i] or (d[i] != 1 and k[i] != 1):
+            return False
+        for q, nt, _, c0 in axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]):
+            if nt != 1 or (q > 0 and (c0 < 0 or q - 1 + c0 >= size[i])):
+                return False
+    return True
+
+
+def pw_expected(device, spec, mode, kvec, kind):
+    """Mirror of plan_pw (forward_cuda.cpp): the non-overlapping kernel takes bf16/fp16/TF32
+    layers with channels_last x (kvec) that are non_overlapping, on a compute capability 9.0
+    device; CONVT3D_PW=1 forces it wherever legal, =0 never, unset takes it when CONVT3D_HALO
+    and CONVT3D_TWG are unset and halo_kind is not "fused". Returns its BN or None."""
+    import torch
+
+    env = os.environ.get("CONVT3D_PW")
+    forced = (os.environ.get("CONVT3D_HALO") in ("0", "1", "2")
+              or os.environ.get("CONVT3D_TWG") in ("0", "1"))
+    if env == "0" or (env != "1" and (forced or kind == "fused")):
+        return None
+    if (mode not in ("bf16", "fp16", "tf32") or not kvec or not non_overlapping(spec)
+            or device.type != "cuda" or torch.cuda.get_device_capability(device) != (9, 0)):
+        return None
+    override = os.environ.get("CONVT3D_PW_BN")
+    if override in {str(b) for b in PW_BNS}:
+        return int(override)
+    _, _, cout, _, k, _, _, _, _, g, _ = spec
+    return 64 if math.prod(k) * (cout // g) <= 64 else 128
+
+
 def expected_path(x, spec, mode):
-    """The kernel forward_cuda should pick: groups densified per dense_groups ("_dense"); then
-    fused or per-phase halo (BN 16/32/48/64, at most 32 for strict fp32; its wgmma variant per
-    wgmma_expected) per halo_kind, the per-phase one replaced by the transposed wgmma kernel per
-    twg_expected (run length per twg_run), else v1
-    igemm (BN from Cout/groups); the 16-byte channel loader exactly when channels are
-    unit-stride, whole 16-byte chunks and 16-byte aligned."""
+    """The kernel forward_cuda should pick: groups densified per dense_groups ("_dense"); the
+    non-overlapping kernel per pw_expected (in auto mode not over fused); else fused or
+    per-phase halo (BN 16/32/48/64, at most 32 for strict fp32; its wgmma variant per
+    wgmma_expected) per halo_kind, the per-phase one replaced by the transposed wgmma kernel
+    per twg_expected (run length per twg_run), else v1 igemm (BN from Cout/groups); the 16-byte
+    channel loader exactly when channels are unit-stride, whole 16-byte chunks and 16-byte
+    aligned."""
     dense = dense_groups(spec, mode)
     if dense:
         spec = spec[:9] + (1,) + spec[10:]
@@ -221,6 +260,9 @@ def expected_path(x, spec, mode):
     hmax = 32 if mode == "3xtf32" else 64
     hbn = next((c for c in (16, 32, 48, 64) if c == hmax or cout // g <= c), hmax)
     kind = halo_kind(spec, hbn, mode, kvec)
+    pw_bn = pw_expected(x.device, spec, mode, kvec, kind)
+    if pw_bn is not None:
+        return f"pw_{mode}_bn{pw_bn}_kvec{suffix}"
     if kind == "halo" and wgmma_expected(x.device, mode):
         kind = "halo_wgmma"
     if twg_expected(x.device, spec, mode, kind, cout // g, kvec):

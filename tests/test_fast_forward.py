@@ -569,10 +569,12 @@ def test_halo_auto_rule(monkeypatch):
     (sm_90); on sm_90 the transposed wgmma kernel replaces it for
     bf16/fp16/TF32 layers with 32 < Cout/g <= 64 (and at least 8 taps per phase on average, as
     the per-phase kernel has in auto mode), and replaces v1 for TF32 with NCDHW x and
-    32 < Cout/g <= 64."""
+    32 < Cout/g <= 64; and the non-overlapping kernel takes kernel == stride layers with
+    channels_last x (16-bit and TF32) that the fused kernel does not take."""
     monkeypatch.delenv("CONVT3D_HALO", raising=False)
     monkeypatch.delenv("CONVT3D_WGMMA", raising=False)
     monkeypatch.delenv("CONVT3D_TWG", raising=False)
+    monkeypatch.delenv("CONVT3D_PW", raising=False)
     wg = torch.cuda.get_device_capability() == (9, 0)  # the default build has sm_90a code
     twg = "twg" if wg else "halo"
     base = (1, 8, 16, (3, 4, 5), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False)
@@ -584,10 +586,12 @@ def test_halo_auto_rule(monkeypatch):
     k3s2_deep = k3s2[:1] + (1024,) + k3s2[2:]  # 64 fp32 chunks: the fused box does not fit
     k4s2_deep = k4s2[:1] + (1024,) + k4s2[2:]  # 8 taps per phase: per-phase halo
     k2s2_deep = k3s2_deep[:4] + ((2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0)) + k3s2_deep[8:]
+    k2s2 = k3s2[:4] + ((2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0)) + k3s2[8:]
     k3s2_dil = k3s2[:8] + ((2, 2, 2),) + k3s2[9:]
     k3s2_wide = k3s2[:2] + (48,) + k3s2[3:]
     k3s2_dil_wide = k3s2_dil[:2] + (48,) + k3s2_dil[3:]
     v1_or_twg = "twg" if wg else "igemm"
+    v1_or_pw = "pw" if wg else "igemm"  # kernel == stride, channels_last: one dense GEMM
     base64 = base[:2] + (64,) + base[3:]  # BN 64, channels_last bf16: mma.sync unless asked
     bf, f32 = torch.bfloat16, torch.float32
     for spec, dtype, tf32, layout, mode, kind in [
@@ -599,7 +603,10 @@ def test_halo_auto_rule(monkeypatch):
         (k3s2, f32, False, "cl", "3xtf32", "fused"),
         (k3s2, f32, True, "ncdhw", "tf32", "igemm"),
         (k3s2_deep, f32, True, "cl", "tf32", "halo"),  # > 2 chunks, >= 2 taps per phase
-        (k2s2_deep, f32, True, "cl", "tf32", "igemm"),  # 1 tap per phase: no reuse, v1
+        (k2s2_deep, f32, True, "cl", "tf32", v1_or_pw),  # 1 tap per phase: no halo reuse
+        (k2s2_deep, bf, True, "cl", "bf16", v1_or_pw),
+        (k2s2_deep, f32, True, "ncdhw", "tf32", "igemm"),
+        (k2s2, bf, True, "cl", "bf16", "fused"),  # the fused kernel keeps what it takes
         (k3s2_deep, f32, True, "ncdhw", "tf32", "igemm"),
         (k4s2_deep, f32, True, "cl", "tf32", "halo"),
         (k3s2_dil, bf, True, "cl", "bf16", "fused"),

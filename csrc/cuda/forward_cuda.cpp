@@ -22,7 +22,10 @@
 // (fwd/twg_kernel.cuh, plan_twg) replaces the per-phase halo kernel for bf16, fp16 and TF32
 // layers with 32 < Cout/g <= 64 and at least 8 taps per phase on average, and v1 for TF32
 // with NCDHW x and 32 < Cout/g <= 64 (twg_pays);
-// CONVT3D_TWG=1 forces it wherever legal, =0 never.
+// CONVT3D_TWG=1 forces it wherever legal, =0 never. Last, on sm_90 (sm_90a build), layers whose
+// kernel equals their stride (every output from one tap) with channels_last x take the
+// non-overlapping kernel (fwd/pw_kernel.cuh, plan_pw: one dense GEMM) unless fused took them;
+// CONVT3D_PW=1 forces it wherever legal, =0 never.
 #include "forward_cuda.h"
 
 #include "fwd/dispatch.h"
@@ -103,6 +106,7 @@ struct FastPlan {
   int64_t blocks = 0;
   int dense_g = 1;     // > 1: that many groups packed into one block-diagonal weight
   int twg_nr = 0;      // > 0: the transposed wgmma kernel with this run length
+  int pw_bn = 0;       // > 0: the non-overlapping kernel with this BN
   ConvT3dParams p;     // the geometry planned for (densified groups merged)
   fwd::FwdArgs args;  // geometry; pointers are filled at launch
   std::string name = "reference";
@@ -479,6 +483,75 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
            (box_bufs > 1 ? "_stream" : "") + (f.kvec ? "_kvec" : "_mfast");
 }
 
+// CONVT3D_PW (read per call): 1 runs the non-overlapping kernel whenever it is legal, 0 never;
+// unset takes it in auto mode (CONVT3D_HALO and CONVT3D_TWG unset), where it is legal.
+// CONVT3D_PW_BN=64/128/256 overrides its BN (A/B timing and tests).
+int pw_env() {
+  const char* e = std::getenv("CONVT3D_PW");
+  if (e != nullptr && std::strcmp(e, "0") == 0) return 0;
+  if (e != nullptr && std::strcmp(e, "1") == 0) return 1;
+  return -1;
+}
+
+int pw_bn_env() {
+  const char* e = std::getenv("CONVT3D_PW_BN");
+  if (e == nullptr) return 0;
+  for (int bn : fwd::kPwBns) {
+    if (std::strcmp(e, std::to_string(bn).c_str()) == 0) return bn;
+  }
+  return 0;
+}
+
+// Every output reached exactly once through one tap: on each axis every phase has one tap and
+// its inputs i = q + c0 stay inside x for all of its outputs (k = s with output_padding <=
+// padding; dilation 1, or a 1-tap kernel).
+bool non_overlapping(const ConvT3dParams& p, const fwd::AxisPlan* ax) {
+  for (int i = 0; i < 3; ++i) {
+    if (p.k[i] != p.stride[i] || (p.dil[i] != 1 && p.k[i] != 1)) return false;
+    for (int r = 0; r < ax[i].stride; ++r) {
+      if (ax[i].ntap[r] != 1) return false;
+      if (ax[i].q[r] > 0 && (ax[i].c0[r] < 0 || ax[i].q[r] - 1 + ax[i].c0[r] >= ax[i].in)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Non-overlapping kernel (fwd/pw_kernel.cuh): bf16, fp16 or TF32 with channels_last x on an
+// sm_90a build and an sm_90 device. BN: 64 when taps x Cout/g fit it, else 128 (two CTAs per
+// SM); CONVT3D_PW_BN overrides. In auto mode it replaces every other choice but the fused
+// kernel. Measured on an H100 (scripts/halo_ab.py --batch 20, 2026-11-24, channels_last,
+// ms; kernel time from torch.profiler in brackets, µs): suite case 9 TF32 pw 0.061 [38] / v1
+// 0.062 [52], fp16 0.051 [25] / 0.055 [32] (host-bound calls); case 10 TF32 0.389 / v1 0.503;
+// case 10 bf16 0.287 / fused 0.256, which keeps it.
+void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
+  const int env = pw_env();
+  if (env == 0 || (env == -1 && (halo_env() != -1 || twg_env() != -1))) return;
+  if (env == -1 && f.halo && f.args.fuse == 1) return;
+  if (f.mode == fwd::Mode::kTf32x3 || !f.kvec || !use_wgmma_arch(x)) return;
+  if (!non_overlapping(f.p, f.args.ax) || !tap_offsets_fit(f.p, f.args.cin_pad)) return;
+  const int64_t ncols = f.p.k[0] * f.p.k[1] * f.p.k[2] * f.p.Cout_g;
+  int bn = pw_bn_env();
+  if (bn == 0) bn = ncols <= 64 ? 64 : 128;
+  const int64_t M = f.p.N * p.in[0] * p.in[1] * p.in[2];
+  const int64_t m_tiles = ceil_div(M, fwd::kPwBm), n_tiles = ceil_div(ncols, bn);
+  const double blocks = double(m_tiles) * double(n_tiles) * double(f.p.groups);
+  if (m_tiles < 1 || blocks > double(std::numeric_limits<int32_t>::max())) return;
+  fwd::FwdArgs& a = f.args;
+  a.m_tiles = static_cast<int>(m_tiles);
+  a.n_tiles = static_cast<int>(n_tiles);
+  for (int i = 0; i < 3; ++i) {
+    a.pad[i] = static_cast<int>(p.pad[i]);
+    a.out[i] = static_cast<int>(p.out[i]);
+  }
+  f.blocks = m_tiles * n_tiles * f.p.groups;
+  f.halo = false;
+  f.twg_nr = 0;
+  f.pw_bn = bn;
+  f.name = std::string("pw_") + fwd::mode_name(f.mode) + "_bn" + std::to_string(bn) + "_kvec";
+}
+
 // Small grouped layers run as one block-diagonal dense layer when that pads less: each
 // group's Cin/g is padded to a 64-byte K chunk and its Cout/g to an MMA tile of 16, so e.g. 4
 // groups of 8 -> 8 channels in bf16 multiply 4 x 32 x 16 per tap, dense 32 -> 32 only 32 x 32,
@@ -567,6 +640,7 @@ FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x) {
            (f.kvec ? "_kvec" : "_mfast");
   plan_halo(f, p, x);
   plan_twg(f, p, x);
+  plan_pw(f, p, x);
   if (f.dense_g > 1) f.name += "_dense";
   return f;
 }
@@ -597,7 +671,9 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   a.bias = bias.defined() ? bias.const_data_ptr() : nullptr;
   a.y = y.mutable_data_ptr();
   a.y_vec = channel_vector_ok(y, p.y_st, a.cout_g, fwd::chunk_elems(f.mode)) ? 1 : 0;
-  if (f.twg_nr > 0) {
+  if (f.pw_bn > 0) {
+    C10_CUDA_CHECK(fwd::pw_forward(f.mode, f.pw_bn, a, f.blocks, stream));
+  } else if (f.twg_nr > 0) {
     C10_CUDA_CHECK(fwd::twg_forward(f.mode, f.twg_nr, f.kvec, a, f.blocks, stream));
   } else if (f.halo) {
     C10_CUDA_CHECK(fwd::halo_forward(f.mode, f.bn, f.kvec, a, f.blocks, stream));

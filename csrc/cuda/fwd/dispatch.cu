@@ -52,7 +52,26 @@ cudaError_t twg_by_loader(int nr, bool kvec, const FwdArgs& a, int64_t blocks, c
   return kvec ? twg_by_nr<MODE, true>(nr, a, blocks, s) : twg_by_nr<MODE, false>(nr, a, blocks, s);
 }
 
+template <Mode MODE>
+cudaError_t pw_by_bn(int bn, const FwdArgs& a, int64_t blocks, cudaStream_t s) {
+#define CONVT3D_FWD_CASE(M, BN) \
+  case BN:                      \
+    return launch_pw<M, BN>(a, blocks, s);
+  switch (bn) { CONVT3D_FWD_FOR_EACH_PW_BN(CONVT3D_FWD_CASE, MODE) }
+#undef CONVT3D_FWD_CASE
+  return cudaErrorInvalidValue;
+}
+
 }  // namespace
+
+cudaError_t pw_forward(Mode mode, int bn, const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
+  switch (mode) {
+    case Mode::kBf16: return pw_by_bn<Mode::kBf16>(bn, a, blocks, stream);
+    case Mode::kFp16: return pw_by_bn<Mode::kFp16>(bn, a, blocks, stream);
+    case Mode::kTf32: return pw_by_bn<Mode::kTf32>(bn, a, blocks, stream);
+    default: return cudaErrorInvalidValue;  // no 3xTF32 kernel
+  }
+}
 
 cudaError_t twg_forward(Mode mode, int nr, bool kvec, const FwdArgs& a, int64_t blocks,
                         cudaStream_t stream) {

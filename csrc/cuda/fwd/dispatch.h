@@ -32,6 +32,10 @@ cudaError_t halo_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_t
 cudaError_t twg_forward(Mode mode, int nr, bool kvec, const FwdArgs& a, int64_t blocks,
                         cudaStream_t stream);
 
+// Launches the non-overlapping forward (sm_90a; bf16, fp16, TF32; channels_last x), BN of
+// kPwBns, with a.m_tiles, a.n_tiles, a.pad and a.out set for it.
+cudaError_t pw_forward(Mode mode, int bn, const FwdArgs& a, int64_t blocks, cudaStream_t stream);
+
 // Packs the weight (any strides) into the kernel's [g][kD][kH][kW][Cout_g][cin_pad] layout.
 // dense_g > 1 packs that many groups (cin_g and cout_g then count all of them) into one
 // block-diagonal weight, zero off the diagonal blocks.

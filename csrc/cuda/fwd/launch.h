@@ -48,6 +48,19 @@ cudaError_t launch_twg(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 #define CONVT3D_FWD_INSTANTIATE_TWG_MODE(MODE) \
   CONVT3D_FWD_FOR_EACH_TWG_NR(CONVT3D_FWD_INSTANTIATE_TWG_NR, MODE)
 
+// Non-overlapping kernel (pw_kernel.cuh, sm_90a, bf16/fp16/TF32, channels_last x), BN in
+// kPwBns; a.m_tiles, a.n_tiles, a.pad and a.out set by the host. Instantiated in inst_pw_*.cu.
+template <Mode MODE, int BN>
+cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
+
+#define CONVT3D_FWD_FOR_EACH_PW_BN(X, MODE) X(MODE, 64) X(MODE, 128) X(MODE, 256)
+
+#define CONVT3D_FWD_INSTANTIATE_PW_BN(MODE, BN) \
+  template cudaError_t launch_pw<MODE, BN>(const FwdArgs&, int64_t, cudaStream_t);
+
+#define CONVT3D_FWD_INSTANTIATE_PW_MODE(MODE) \
+  CONVT3D_FWD_FOR_EACH_PW_BN(CONVT3D_FWD_INSTANTIATE_PW_BN, MODE)
+
 template <Mode MODE>
 cudaError_t launch_repack(const void* w, void* wp, int64_t total, int cin_g, int cin_pad,
                           int cout_g, int dense_g, const int* k, const int64_t* ws,

@@ -54,6 +54,9 @@ struct FwdArgs {
   // 2 double-buffers the box so chunk c + 1 loads during chunk c (cp.async loader only).
   int wg = 0;
   int box_bufs = 1;
+  // Non-overlapping kernel only (pw_kernel.cuh): per-axis padding and output extent, to place
+  // and bound each input position's outputs o = i * s - pad + tap.
+  int pad[3] = {}, out[3] = {};
 };
 
 inline int64_t gcd64(int64_t a, int64_t b) {

@@ -221,5 +221,25 @@ constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long 
   return twg_head_bytes(nr, tap_cap) + (main > epi ? main : epi);
 }
 
+// ---- non-overlapping path (pw_kernel.cuh, sm_90a, bf16/fp16/TF32): one dense GEMM of input
+// positions x (tap, Cout/g) over Cin/g. A CTA is two warpgroups of 64 rows; BN columns of
+// (tap, co) per CTA (generated wrappers: scripts/gen_wgmma.py kPwN). K streams through
+// kPwStages cp.async stages of kPwBkBytes of channels, A [kPwBm][128 B] and B [BN][128 B] in
+// the 128-byte swizzle layout: 8 threads read one whole line of x per request.
+inline constexpr int kPwBns[] = {64, 128, 256};
+constexpr int kPwBm = 128;
+constexpr int kPwStages = 3;
+constexpr int kPwBkBytes = 128;
+
+// Dynamic shared memory of a pw CTA: the row table (32 B per row), the column table (16 B per
+// column), then (1024-byte aligned, the slack included) the stages, which the epilogue's fp32
+// tile [kPwBm][BN + 1] reuses.
+constexpr int pw_smem_bytes(int bn) {
+  return 32 * kPwBm + 16 * bn + 1024 +
+         (kPwStages * (kPwBm + bn) * kPwBkBytes > 4 * kPwBm * (bn + 1)
+              ? kPwStages * (kPwBm + bn) * kPwBkBytes
+              : 4 * kPwBm * (bn + 1));
+}
+
 }  // namespace fwd
 }  // namespace convt3d

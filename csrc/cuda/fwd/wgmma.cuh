@@ -22,6 +22,16 @@ __device__ __forceinline__ uint64_t wgmma_desc(uint32_t smem_addr, uint32_t lbo,
          (uint64_t(sbo >> 4) << 32);
 }
 
+// Descriptor of a K-major operand in the 128-byte swizzle layout: rows of 128 bytes of K, the
+// 16-byte chunk c of row r stored at chunk c ^ (r % 8), 8-row groups sbo bytes apart; the
+// swizzle acts on address bits, so the tile base must be 1024-byte aligned and a K step
+// inside the row is a plain start-address offset. Unlike the no-swizzle layout, the tensor
+// core reads it without bank conflicts.
+__device__ __forceinline__ uint64_t wgmma_desc_sw128(uint32_t smem_addr, uint32_t sbo) {
+  return uint64_t((smem_addr & 0x3ffffu) >> 4) | (uint64_t(1) << 16) |
+         (uint64_t(sbo >> 4) << 32) | (uint64_t(1) << 62);
+}
+
 // Orders this thread's register writes (A fragments, zeroed or read accumulators) before the
 // wgmma that follows.
 __device__ __forceinline__ void wgmma_fence() {
@@ -88,7 +98,7 @@ __device__ __forceinline__ void wgmma_step(float (&acc)[BN / 8][4], const uint32
 }
 
 // acc (this warp's 16 rows of a 64-row wgmma, N columns) += A x B, both read by the tensor core
-// from shared memory through descriptors (the transposed kernel, twg_kernel.cuh).
+// from shared memory through descriptors (twg_kernel.cuh, pw_kernel.cuh).
 template <Mode MODE, int N>
 __device__ __forceinline__ void wgmma_ss(float (&acc)[N / 8][4], uint64_t desc_a, uint64_t desc_b) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -98,9 +108,11 @@ __device__ __forceinline__ void wgmma_ss(float (&acc)[N / 8][4], uint64_t desc_a
     if constexpr (MODE == Mode::kFp16) wgmma_ss_f16_n##NN(acc, desc_a, desc_b);  \
     if constexpr (MODE == Mode::kTf32) wgmma_ss_tf32_n##NN(acc, desc_a, desc_b); \
   }
+  CONVT3D_WGMMA_SS_CASE(64)
   CONVT3D_WGMMA_SS_CASE(128)
   CONVT3D_WGMMA_SS_CASE(144)
   CONVT3D_WGMMA_SS_CASE(160)
+  CONVT3D_WGMMA_SS_CASE(256)
 #undef CONVT3D_WGMMA_SS_CASE
 #else
   __trap();

@@ -195,11 +195,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     cp_async_commit();
   };
 
-  float acc[BN / 8][4];
-#pragma unroll
-  for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-    for (int c = 0; c < 4; ++c) acc[j][c] = 0.f;
+  float acc[1][BN / 8][4];  // one 64-row wgmma tile per warpgroup
+  zero_acc(acc);
 
   // Descriptors: A of this warpgroup (its 64 rows), B; 8-row groups 1024 bytes apart, a K
   // step (32 bytes) 32 bytes on in the row.
@@ -231,17 +228,14 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < PL / 2; ++ks) {
-      wgmma_ss<MODE, BN>(acc, da0 + uint64_t((st * C::kStageA + ks * 32) >> 4),
+      wgmma_ss<MODE, BN>(acc[0], da0 + uint64_t((st * C::kStageA + ks * 32) >> 4),
                          db0 + uint64_t((st * C::kStageB + ks * 32) >> 4));
     }
     wgmma_commit();
     wgmma_wait<0>();
   }
   cp_async_wait<0>();
-#pragma unroll
-  for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-    for (int c = 0; c < 4; ++c) asm volatile("" : "+f"(acc[j][c])::"memory");
+  wgmma_fence_acc(acc);
   __syncthreads();  // the epilogue tile overwrites the stages
 
   // ---- epilogue: accumulators (+ bias) -> fp32 tile ct [BM][BN + 1] (odd stride) -> y. This
@@ -257,8 +251,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       for (int e = 0; e < 2; ++e) {
         const int c = 8 * j + 2 * (lane % 4) + e;
         const float bv = s_bias[c];
-        ct[r0 * CS + c] = acc[j][e] + bv;
-        ct[(r0 + 8) * CS + c] = acc[j][2 + e] + bv;
+        ct[r0 * CS + c] = acc[0][j][e] + bv;
+        ct[(r0 + 8) * CS + c] = acc[0][j][2 + e] + bv;
       }
     }
   }
@@ -280,20 +274,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       const int tap = s_tap[c];
       const PwRow& row = s_row[r];
       if (tap < 0 || row.x < 0 || !in_y(row, tap)) continue;
-      const float* src = ct + r * CS + c;
-      uint4 v;
-      if constexpr (sizeof(T) == 4) {
-        v = make_uint4(__float_as_uint(src[0]), __float_as_uint(src[1]),
-                       __float_as_uint(src[2]), __float_as_uint(src[3]));
-      } else {
-        uint32_t w[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          w[e] = pack_pair(from_float<T>(src[2 * e]), from_float<T>(src[2 * e + 1]));
-        }
-        v = make_uint4(w[0], w[1], w[2], w[3]);
-      }
-      *reinterpret_cast<uint4*>(y + (row.y + s_yc[c])) = v;
+      *reinterpret_cast<uint4*>(y + (row.y + s_yc[c])) = pack16<T>(ct + r * CS + c);
     }
   } else {
     // Any y strides: one element per thread, consecutive threads on consecutive rows.

@@ -209,6 +209,22 @@ __device__ __forceinline__ void zero_acc(float (&acc)[MT][NTL][4]) {
       for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.f;
 }
 
+// 16 / sizeof(T) consecutive fp32 values of an epilogue tile as one 16-byte vector of T.
+template <typename T>
+__device__ __forceinline__ uint4 pack16(const float* src) {
+  if constexpr (sizeof(T) == 4) {
+    return make_uint4(__float_as_uint(src[0]), __float_as_uint(src[1]), __float_as_uint(src[2]),
+                      __float_as_uint(src[3]));
+  } else {
+    uint32_t w[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      w[e] = pack_pair(from_float<T>(src[2 * e]), from_float<T>(src[2 * e + 1]));
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
 // Epilogue, second half: the fp32 tile ct [rows][BN+1] in shared memory (bias added) -> y. Row r
 // goes to y offset yoff[r * yoff_stride] (negative: not stored); columns are output channels
 // n0.. of the group. Channels_last y: consecutive threads write consecutive channels; otherwise
@@ -230,21 +246,7 @@ __device__ __forceinline__ void tile_to_y(const float* ct, int rows, const int64
       const int r = i / (BN / V), cl = (i % (BN / V)) * V;
       const int64_t yo = yoff[r * yoff_stride];
       if (yo >= 0 && cl < cols_left) {
-        const float* src = ct + r * S + cl;
-        uint4 v;
-        if constexpr (sizeof(T) == 4) {
-          v = make_uint4(__float_as_uint(src[0]), __float_as_uint(src[1]),
-                         __float_as_uint(src[2]), __float_as_uint(src[3]));
-        } else {
-          uint32_t w[4];
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const T lo = from_float<T>(src[2 * e]), hi = from_float<T>(src[2 * e + 1]);
-            w[e] = pack_pair(lo, hi);
-          }
-          v = make_uint4(w[0], w[1], w[2], w[3]);
-        }
-        *reinterpret_cast<uint4*>(y + yo + n0 + cl) = v;
+        *reinterpret_cast<uint4*>(y + yo + n0 + cl) = pack16<T>(ct + r * S + cl);
       }
     }
   } else if (a.y_cfast) {

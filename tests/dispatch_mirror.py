@@ -134,9 +134,10 @@ TWG_SMEM_CAP = 232448  # the H100's opt-in shared memory per block (twg runs on 
 
 
 def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1):
-    """twg_smem_bytes (tile_configs.h): 3 stages of 8 taps x 4 KB of weights, the boxes."""
-    head = -(-(8 * TWG_SLICES * nr + 8 * tap_cap) // 128) * 128
-    return head + max(3 * 8 * 4096 + box_bufs * 4 * pos_pad * 16, 4 * bm * 65)
+    """twg_smem_bytes (tile_configs.h): 3 stages of 8 taps x 4 KB of weights, the boxes (at
+    the next 512-byte boundary: the swizzle's period)."""
+    head = -(-(8 * TWG_SLICES * nr + 4 * tap_cap) // 128) * 128
+    return head + 512 + max(3 * 8 * 4096 + box_bufs * 4 * pos_pad * 16, 4 * bm * 65)
 
 
 def twg_run(spec, mode):
@@ -188,16 +189,16 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec):
     """Mirror of twg_pays (forward_cuda.cpp): auto mode replaces the per-phase halo kernel of a
     bf16/fp16/TF32 layer with 32 < Cout/g <= 64 and, when strided, at least 8 taps per
     non-empty phase on average, and (CONVT3D_HALO unset) v1 or the per-phase kernel of a TF32
-    layer with NCDHW x (mfast loader) and 32 < Cout/g <= 64, by the transposed wgmma kernel on
+    layer with 32 < Cout/g <= 64 (either layout), by the transposed wgmma kernel on
     a compute capability 9.0 device (sm_90a build); CONVT3D_TWG=0 never does."""
     import torch
 
     taps = phase_taps(spec)
     long_phases = math.prod(spec[5]) == 1 or sum(taps) >= HALO_MIN_TAPS * len(taps)
     halo_rule = kind in ("halo", "halo_wgmma") and long_phases
-    tf32_gather = (mode == "tf32" and not kvec and kind != "fused" and bool(taps)
-                   and os.environ.get("CONVT3D_HALO") not in ("0", "1", "2"))
-    return (os.environ.get("CONVT3D_TWG") != "0" and (halo_rule or tf32_gather)
+    tf32_short = (mode == "tf32" and kind != "fused" and bool(taps)
+                  and os.environ.get("CONVT3D_HALO") not in ("0", "1", "2"))
+    return (os.environ.get("CONVT3D_TWG") != "0" and (halo_rule or tf32_short)
             and mode in ("bf16", "fp16", "tf32") and 32 < cout_g <= 64
             and device.type == "cuda" and torch.cuda.get_device_capability(device) == (9, 0))
 

@@ -568,8 +568,8 @@ def test_halo_auto_rule(monkeypatch):
     32. The per-phase kernel's wgmma variant runs only when CONVT3D_WGMMA=1 asks for it
     (sm_90); on sm_90 the transposed wgmma kernel replaces it for
     bf16/fp16/TF32 layers with 32 < Cout/g <= 64 (and at least 8 taps per phase on average, as
-    the per-phase kernel has in auto mode), and replaces v1 for TF32 with NCDHW x and
-    32 < Cout/g <= 64; and the non-overlapping kernel takes kernel == stride layers with
+    the per-phase kernel has in auto mode), and replaces v1 and the per-phase kernel for TF32
+    with 32 < Cout/g <= 64 (either layout); and the non-overlapping kernel takes kernel == stride layers with
     channels_last x (16-bit and TF32) that the fused kernel does not take."""
     monkeypatch.delenv("CONVT3D_HALO", raising=False)
     monkeypatch.delenv("CONVT3D_WGMMA", raising=False)
@@ -613,6 +613,8 @@ def test_halo_auto_rule(monkeypatch):
         (k3s2_dil, bf, True, "ncdhw", "bf16", "igemm"),
         (k3s2_wide, f32, True, "ncdhw", "tf32", v1_or_twg),  # TF32 NCDHW, 32 < Cout <= 64
         (k3s2_dil_wide, f32, True, "ncdhw", "tf32", v1_or_twg),
+        (k3s2_dil_wide, f32, True, "cl", "tf32", v1_or_twg),  # TF32 either layout
+        (k3s2_deep[:2] + (48,) + k3s2_deep[3:], f32, True, "cl", "tf32", twg),
         (k3s2_wide, bf, True, "ncdhw", "bf16", "igemm"),
         (k3s2_wide, f32, False, "cl", "3xtf32", "igemm"),
         (base, bf, True, "ncdhw", "bf16", "halo"),

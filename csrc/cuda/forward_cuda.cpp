@@ -20,8 +20,8 @@
 // the per-phase kernel streams its box (two buffers) when that leaves two CTAs per SM;
 // CONVT3D_BOX_STREAM=0 turns that off. On sm_90 (sm_90a build) the transposed wgmma kernel
 // (fwd/twg_kernel.cuh, plan_twg) replaces the per-phase halo kernel for bf16, fp16 and TF32
-// layers with 32 < Cout/g <= 64 and at least 8 taps per phase on average, and v1 for TF32
-// with NCDHW x and 32 < Cout/g <= 64 (twg_pays);
+// layers with 32 < Cout/g <= 64 and at least 8 taps per phase on average, and v1 or the
+// per-phase kernel for TF32 with 32 < Cout/g <= 64 (twg_pays);
 // CONVT3D_TWG=1 forces it wherever legal, =0 never. Last, on sm_90 (sm_90a build), layers whose
 // kernel equals their stride (every output from one tap) with channels_last x take the
 // non-overlapping kernel (fwd/pw_kernel.cuh, plan_pw: one dense GEMM) unless fused took them;
@@ -376,12 +376,14 @@ int twg_env() {
 // TF32 with NCDHW x (the scalar gather) also beat v1 on short and dilated phases, where v1
 // gathers x once per tap and twg once per box (2026-11-22, H100, halo_ab.py --batch 5, twg /
 // v1 ms: case 12 0.805 / 0.853, case 8 1.020 / 1.068); 16-bit did not (case 8 bf16 0.655 /
-// 0.637).
+// 0.637). With the 64-byte swizzle layout (design doc v12) TF32 with channels_last x gains too
+// (2026-11-24, H100, halo_ab.py --batch 5, ms, v1 / per-phase halo / twg: case 8 0.539 /
+// 0.483 / 0.468, case 12 0.716 / 0.678 / 0.602), so TF32 takes twg in either layout.
 bool twg_pays(const FastPlan& f, const TapStats& ts) {
   const bool long_phases = f.args.phases == 1 || ts.taps_sum >= kHaloMinTaps * ts.nonempty;
-  const bool tf32_gather =  // auto mode only: CONVT3D_HALO=0/1/2 keeps its kernel
-      halo_env() == -1 && f.mode == fwd::Mode::kTf32 && !f.kvec && f.args.fuse == 0;
-  return f.p.Cout_g > 32 && (tf32_gather || (f.halo && f.args.fuse == 0 && long_phases));
+  const bool tf32_short =  // auto mode only: CONVT3D_HALO=0/1/2 keeps its kernel
+      halo_env() == -1 && f.mode == fwd::Mode::kTf32 && f.args.fuse == 0;
+  return f.p.Cout_g > 32 && (tf32_short || (f.halo && f.args.fuse == 0 && long_phases));
 }
 
 // Transposed wgmma kernel (fwd/twg_kernel.cuh): bf16, fp16 or TF32 on an sm_90a build and an

@@ -203,22 +203,24 @@ inline constexpr int kTwgRuns[] = {128, 144, 160};
 constexpr int kTwgSlices = 4;       // warpgroups per CTA = box depth in outputs
 constexpr int kTwgStages = 3;       // weight stages; the loader runs kTwgStages - 2 ahead
 constexpr int kTwgTapsPerStage = 8;
-constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [16-byte plane][64 rows][16 B]
+constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [64 rows][64 B], 64-byte swizzle
+// The weight stages and boxes start at a multiple of the 64-byte swizzle's period.
+constexpr int kTwgAlign = 512;
 
 // Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= kTwgSlices NR),
-// the tap table (8 B per tap; the kernel uses the weight half), then (128-aligned) the weight
-// stages and box_bufs boxes [4 planes][pos_pad][16 B] (pos_pad: box positions plus NR, so a
-// run starting at any box position stays inside), with the epilogue tile [bm][65] fp32 over
-// them.
+// the tap table (4 B per tap: its weight offset), then (kTwgAlign-aligned, the
+// slack included) the weight stages and box_bufs boxes [pos_pad][64 B] (pos_pad: box positions
+// plus NR, so a run starting at any box position stays inside), with the epilogue tile
+// [bm][65] fp32 over them.
 constexpr long long twg_head_bytes(int nr, long long tap_cap) {
-  return (8LL * kTwgSlices * nr + 8 * tap_cap + 127) / 128 * 128;
+  return (8LL * kTwgSlices * nr + 4 * tap_cap + 127) / 128 * 128;
 }
 constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long tap_cap,
                                    int box_bufs = 1) {
   const long long main = 1LL * kTwgStages * kTwgTapsPerStage * kTwgTapBytes +
                          1LL * box_bufs * kChunks * pos_pad * kChunkBytes;
   const long long epi = 4LL * bm * 65;
-  return twg_head_bytes(nr, tap_cap) + (main > epi ? main : epi);
+  return twg_head_bytes(nr, tap_cap) + kTwgAlign + (main > epi ? main : epi);
 }
 
 // ---- non-overlapping path (pw_kernel.cuh, sm_90a, bf16/fp16/TF32): one dense GEMM of input

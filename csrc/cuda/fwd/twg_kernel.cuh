@@ -6,10 +6,11 @@
 // Within one stride phase every tap is a stride-1 shift of a halo box of x (halo_kernel.cuh).
 // This kernel computes D[co][pos] = sum over taps and channels of W_t[co][ci] * box[pos + t][ci]
 // with M = 64 output channels and N = NR consecutive box positions:
-// - A (weights) is stored per tap as [16-byte plane][64 rows][16 B], K-major core matrices.
-// - B (the box) is stored plane-major, [plane][position][16 B], so any NR consecutive box
-//   positions are K-major core matrices at a 128-byte stride, and a tap is a shift of the start
-//   address by its box offset. No swizzle, no ldmatrix, no A or B registers.
+// - A (weights) is stored per tap as [64 rows][64 B] and B (the box) as [position][64 B], both
+//   K-major in the 64-byte swizzle layout (sw64_offset, wgmma_desc_sw64): the tensor core reads
+//   them without bank conflicts (the no-swizzle layout cost the pw kernel 2-2.6x). The swizzle
+//   acts on address bits, so any NR consecutive box positions are a valid B operand and a tap is
+//   a shift of the start address by its box offset. No ldmatrix, no A or B registers.
 // A warpgroup's output positions are its slice's bqh lines of the box width HW = bqw + span_w,
 // run together as virtual rows v = line * HW + column (<= NR); columns >= bqw (the halo) and
 // rows past bqh * HW compute on box data and are dropped. kTwgSlices warpgroups take depth
@@ -54,11 +55,13 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
 
   extern __shared__ __align__(128) unsigned char smem[];
   int64_t* yrow = reinterpret_cast<int64_t*>(smem);                  // <= kTwgSlices NR rows
-  // Weight element offset of each tap, after tap_cap words the host still sizes for the box
-  // offsets, which the MMA loop now walks arithmetically (next_tap below).
-  int* tap_w = reinterpret_cast<int*>(yrow + kTwgSlices * NR) + a.tap_cap;
-  unsigned char* sw = smem + twg_head_bytes(NR, a.tap_cap);          // weight stages
-  unsigned char* sbox = sw + S * C::kStageBytes;                     // [buf][plane][pos][16 B]
+  // Weight element offset of each tap (box offsets are walked arithmetically: next_tap below).
+  int* tap_w = reinterpret_cast<int*>(yrow + kTwgSlices * NR);
+  // Weight stages and boxes at the next kTwgAlign boundary (the swizzle's period).
+  const uint32_t s0 = smem_addr(smem);
+  const uint32_t sw0 = s0 + uint32_t(twg_head_bytes(NR, a.tap_cap));
+  unsigned char* sw = smem + (((sw0 + kTwgAlign - 1) & ~uint32_t(kTwgAlign - 1)) - s0);
+  unsigned char* sbox = sw + S * C::kStageBytes;                     // [buf][pos][64 B]
   const uint32_t sw_addr = smem_addr(sw);
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -96,8 +99,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
   }
   const int HD = kTwgSlices + ext[0], HH = bqh + ext[1], HW = bqw + ext[2];
   const int P = HD * HH * HW;
-  const int PP = (P + NR + 7) / 8 * 8;  // plane stride in positions (host: twg_smem_bytes)
-  const int box_bytes = kChunks * PP * kChunkBytes;  // one buffer
+  const int PP = (P + NR + 7) / 8 * 8;  // box rows per buffer (host: twg_smem_bytes)
+  const int box_bytes = PP * kBkBytes;  // one buffer
   const int id0 = qd0 + lo[0], ih0 = qh0 + lo[1], iw0 = qw0 + lo[2];
   const int taps = a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
 
@@ -130,7 +133,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
         bool in;
         const int64_t off = box_src(pos, ci, in);
         const bool ok = in & (ci < a.cin_g);
-        cp_async_16(box_addr + (kc * PP + pos) * kChunkBytes, ok ? x + off : x, ok ? 16 : 0);
+        cp_async_16(box_addr + sw64_offset(pos, kc), ok ? x + off : x, ok ? 16 : 0);
       }
       cp_async_commit();
     } else {
@@ -168,7 +171,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
           if (idx < P * kChunks) {
             int pos;
             const int kc = div_p.divmod(idx, pos);
-            *reinterpret_cast<uint4*>(bbox + (kc * PP + pos) * kChunkBytes) = v4[j];
+            *reinterpret_cast<uint4*>(bbox + sw64_offset(pos, kc)) = v4[j];
           }
         }
       }
@@ -181,7 +184,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
     if constexpr (KVEC && MODE == Mode::kTf32) {
       for (int idx = tid; idx < P * kChunks; idx += NT) {
         uint4* q = reinterpret_cast<uint4*>(sbox + buf * box_bytes +
-                                            ((idx % kChunks) * PP + idx / kChunks) * kChunkBytes);
+                                            sw64_offset(idx / kChunks, idx % kChunks));
         uint4 v = *q;
         v.x = tf32_rna(__uint_as_float(v.x));
         v.y = tf32_rna(__uint_as_float(v.y));
@@ -193,13 +196,13 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
   };
 
   // Weights of one stage: taps t0 .. t0 + TB - 1 (< taps), channels ci0.. -> buffer buf as
-  // [tap][plane][64 rows][16 B]; thread tid copies row (tid / 4) % 64, plane tid % 4 of taps
+  // [tap][64 rows][64 B] (swizzled); thread tid copies row (tid / 4) % 64, plane tid % 4 of taps
   // tid / 256, + kTapsPerPass, ... (rows past Cout/g and channels past Cin/g are zero-filled).
   // Does not commit.
   const int w_row = (tid / kChunks) % 64, w_kc = tid % kChunks, w_tap = tid / (64 * kChunks);
   auto load_w = [&](int buf, int ci0, int t0) {
     const bool ok = (w_row < a.cout_g) & (ci0 + w_kc * KRUN < a.cin_g);
-    const uint32_t dst = sw_addr + buf * C::kStageBytes + (w_kc * 64 + w_row) * kChunkBytes;
+    const uint32_t dst = sw_addr + buf * C::kStageBytes + sw64_offset(w_row, w_kc);
 #pragma unroll
     for (int tt = w_tap; tt < TB; tt += C::kTapsPerPass) {
       if (t0 + tt < taps) {
@@ -265,10 +268,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
       tap_pos += wrap_h ? nh * step_h - step_d : 0;
       jh = wrap_h ? 0 : jh;
     };
-    // A: [plane][64 rows][16 B] per tap (LBO: next plane, SBO: next 8 rows); B: the box
-    // [plane][pos][16 B] (LBO: next plane, SBO: next 8 positions).
-    const uint64_t da0 = wgmma_desc(sw_addr, 64 * kChunkBytes, 8 * kChunkBytes);
-    const uint64_t db0 = wgmma_desc(smem_addr(sbox), PP * kChunkBytes, 8 * kChunkBytes);
+    // A: [64 rows][64 B] per tap, B: the box [pos][64 B]; both 64-byte swizzled, 8-row groups
+    // 512 bytes apart.
+    const uint64_t da0 = wgmma_desc_sw64(sw_addr, 8 * kBkBytes);
+    const uint64_t db0 = wgmma_desc_sw64(smem_addr(sbox), 8 * kBkBytes);
     const FastDiv div_spc(spc);
     auto issue = [&](int s) {
       int ssub;
@@ -311,12 +314,15 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
       const int nks = a.cin_g - c * BK > BK / 2 ? 2 : 1;
       // Descriptors are the base ones plus a 16-byte-unit offset in the address field (shared
       // addresses < 256 KB never carry out of it), so each wgmma costs an add, not a rebuild.
+      // A K step is 32 bytes into the row, a box position 64 bytes.
       const uint64_t dstage = da0 + uint64_t((st % S) * (C::kStageBytes >> 4));
       auto desc_a = [&](int tt, int ks) {
-        return dstage + uint64_t((tt * kTwgTapBytes + ks * 2 * 64 * kChunkBytes) >> 4);
+        return dstage + uint64_t((tt * kTwgTapBytes + ks * 32) >> 4);
       };
       const uint64_t dbox = db0 + uint64_t(buf * (box_bytes >> 4));
-      auto desc_b = [&](uint32_t pos, int ks) { return dbox + uint64_t(ks * 2 * PP + pos); };
+      auto desc_b = [&](uint32_t pos, int ks) {
+        return dbox + uint64_t(ks * 2 + pos * (kBkBytes >> 4));
+      };
       if (sub * TB + TB <= taps && nks == kChunks / 2) {
         wgmma_fence();
 #pragma unroll

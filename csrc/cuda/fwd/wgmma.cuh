@@ -32,6 +32,23 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw128(uint32_t smem_addr, uint32_
          (uint64_t(sbo >> 4) << 32) | (uint64_t(1) << 62);
 }
 
+// Descriptor of a K-major operand in the 64-byte swizzle layout: rows of 64 bytes of K, the
+// 16-byte chunk c of row r stored at chunk c ^ ((r / 2) % 4) (sw64_offset), 8-row groups sbo
+// bytes apart. The tensor core applies the swizzle to absolute shared-memory address bits
+// (scripts/wgmma_swizzle_probe.cu, H100: base offset 0 reads correctly at every row shift),
+// so with the data stored swizzled by address from a 512-byte aligned base, the start may move
+// by any whole number of rows (a tap's box shift) or by 32 bytes (the next K step).
+__device__ __forceinline__ uint64_t wgmma_desc_sw64(uint32_t smem_addr, uint32_t sbo) {
+  return uint64_t((smem_addr & 0x3ffffu) >> 4) | (uint64_t(1) << 16) |
+         (uint64_t(sbo >> 4) << 32) | (uint64_t(2) << 62);
+}
+
+// Byte offset of 16-byte chunk c of row r in the 64-byte swizzle layout (from a 512-byte
+// aligned base).
+__device__ __forceinline__ uint32_t sw64_offset(uint32_t r, uint32_t c) {
+  return r * 64 + ((c ^ ((r >> 1) & 3)) << 4);
+}
+
 // Orders this thread's register writes (A fragments, zeroed or read accumulators) before the
 // wgmma that follows.
 __device__ __forceinline__ void wgmma_fence() {

@@ -3,6 +3,7 @@
 # summary table last. Logs go to $OUT (the device tool brings them back).
 #   STAGES=tests,sanitize,ab,bench  PYTEST_ARGS="tests/test_ops_*.py"  BENCH_ARGS="--cases 1,2"
 #   AB_ARGS="--cases 6,7 --dtypes bf16"   (ab: scripts/halo_ab.py, kernel A/B timings)
+#   SANITIZE_ARGS="--with CONVT3D_TWG"    (sanitize: only the cases that set that switch)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
@@ -43,7 +44,8 @@ fi
 if [[ ",$STAGES," == *",sanitize,"* ]]; then
   for tool in memcheck racecheck; do
     t0=$(date +%s)
-    compute-sanitizer --tool $tool --error-exitcode 7 python3 scripts/sanitize_subset.py >"$OUT/sanitize_$tool.log" 2>&1
+    # shellcheck disable=SC2086
+    compute-sanitizer --tool $tool --error-exitcode 7 python3 scripts/sanitize_subset.py ${SANITIZE_ARGS:-} >"$OUT/sanitize_$tool.log" 2>&1
     rc=$?
     tail -3 "$OUT/sanitize_$tool.log"
     summary+=("compute-sanitizer $tool: rc=$rc in $(( $(date +%s) - t0 )) s")

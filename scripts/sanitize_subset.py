@@ -13,8 +13,8 @@ import torch.nn.functional as F
 import inductor_convt3d  # noqa: F401
 
 ops = torch.ops.convt3d
-SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG", "CONVT3D_PW",
-            "CONVT3D_PW_BN")
+SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG",
+            "CONVT3D_TWG_SLICES", "CONVT3D_PW", "CONVT3D_PW_BN")
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
@@ -44,6 +44,11 @@ CASES = [
      {"CONVT3D_TWG": "1", "CONVT3D_BOX_STREAM": "0"}),
     (1, 40, 48, (3, 4, 5), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1"}),
+    # the same two with two slices per CTA (two CTAs per SM, half the weight stage)
+    (1, 72, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_SLICES": "2"}),
+    (1, 40, 48, (3, 4, 5), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_SLICES": "2"}),
     # both again with the wgmma variant forced (sm_90), and the first with its box reloaded per
     # chunk instead of streamed
     (1, 48, 72, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
@@ -73,13 +78,16 @@ CASES = [
 
 
 def main():
+    # --with NAME: only the cases that set switch NAME (a short run for one kernel's change)
+    only = sys.argv[sys.argv.index("--with") + 1] if "--with" in sys.argv else None
+    cases = [c for c in CASES if only is None or (len(c) > 10 and only in c[10])]
     failures = 0
     for dtype, tf32 in [(torch.bfloat16, False), (torch.float16, False), (torch.float32, True),
                         (torch.float32, False), (torch.float64, False)]:
         torch.backends.cudnn.allow_tf32 = tf32
         bound = {torch.bfloat16: 5e-3, torch.float16: 5e-3, torch.float64: 1e-12}.get(
             dtype, 5e-4 if tf32 else 1e-6)
-        for (N, ci, co, size, k, s, p, op, d, g, *env) in CASES:
+        for (N, ci, co, size, k, s, p, op, d, g, *env) in cases:
             for name in SWITCHES:
                 os.environ[name] = env[0].get(name, "") if env else ""
             for cl in (False, True):

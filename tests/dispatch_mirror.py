@@ -130,21 +130,34 @@ TWG_RUNS = (128, 144, 160)  # tile_configs.h: kTwgRuns
 TWG_SLICES = 4
 
 
-TWG_SMEM_CAP = 232448  # the H100's opt-in shared memory per block (twg runs on 9.0 only)
+TWG_SMEM_CAP = {  # H100 (twg runs on 9.0 only): four slices may take the opt-in shared memory;
+    4: 232448,    # two slices leave room for two CTAs per SM (half the SM's, less 1 KB each)
+    2: 233472 // 2 - 1024,
+}
 
 
-def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1):
-    """twg_smem_bytes (tile_configs.h): 3 stages of 8 taps x 4 KB of weights, the boxes (at
-    the next 512-byte boundary: the swizzle's period)."""
-    head = -(-(8 * TWG_SLICES * nr + 4 * tap_cap) // 128) * 128
-    return head + 512 + max(3 * 8 * 4096 + box_bufs * 4 * pos_pad * 16, 4 * bm * 65)
+def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4):
+    """twg_smem_bytes (tile_configs.h): 3 stages of 2 x slices taps x 4 KB of weights, the boxes
+    (at the next 512-byte boundary: the swizzle's period)."""
+    head = -(-(8 * slices * nr + 4 * tap_cap) // 128) * 128
+    return head + 512 + max(3 * 2 * slices * 4096 + box_bufs * 4 * pos_pad * 16, 4 * bm * 65)
+
+
+TWG_TWO_SLICE_K = 64  # forward_cuda.cpp: kTwgTwoSliceK
+
+
+def twg_slices_rule(spec, mode, chunks):
+    """plan_twg's rule: two slices where channel chunks x taps per non-empty phase <= 64; only
+    where the tile of four slices also fits twice per SM (the caller checks)."""
+    taps = phase_taps(spec)
+    return bool(taps) and chunks * sum(taps) / len(taps) <= TWG_TWO_SLICE_K
 
 
 def twg_run(spec, mode):
     """Mirror of plan_twg's choice (forward_cuda.cpp): (the run length NR with the fewest
-    estimated cycles, whether the box streams through two buffers), or None when no box fits.
-    It streams with more than one channel chunk when the second buffer fits, unless
-    CONVT3D_BOX_STREAM=0."""
+    estimated cycles, whether the box streams through two buffers, the slices per CTA), or None
+    when no box fits. It streams with more than one channel chunk when the second buffer fits,
+    unless CONVT3D_BOX_STREAM=0. CONVT3D_TWG_SLICES=2/4 fixes the slices, else twg_slices_rule."""
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
     axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
     chunks = -(-(cin // g) // bk_elems(mode))
@@ -152,37 +165,49 @@ def twg_run(spec, mode):
                 // 4) * 4
     ext_w = max(c[2] for c in axes[2])
     qh0, qw0 = axes[1][0][0], axes[2][0][0]
-    best = None
-    for nr in TWG_RUNS:
-        last_w = -1
-        for kk in range(1, 17):
-            bqw = min(-(-qw0 // kk), nr - ext_w)
-            if bqw < 1 or bqw == last_w:
-                continue
-            last_w = bqw
-            bqh = min(nr // (bqw + ext_w), qh0)
-            if bqh < 1:
-                continue
-            cost, max_pos = 0.0, 0
-            for a in axes[0]:
-                for b in axes[1]:
-                    for c in axes[2]:
-                        pos = (TWG_SLICES + a[2]) * (bqh + b[2]) * (bqw + c[2])
-                        max_pos = max(max_pos, pos)
-                        tiles = (spec[0] * -(-a[0] // TWG_SLICES) * -(-b[0] // bqh)
-                                 * -(-c[0] // bqw))
-                        t = a[1] * b[1] * c[1]
-                        cost += tiles * ((chunks * (TWG_SLICES * nr * t + pos) if t else 0)
-                                         + bqh * bqw)
-            pos_pad = -(-(max_pos + nr) // 8) * 8
-            bm = TWG_SLICES * bqh * bqw
-            if pos_pad >= 1 << 14 or twg_smem(nr, bm, pos_pad, tap_cap) > TWG_SMEM_CAP:
-                continue
-            if best is None or cost < best[0]:
-                best = (cost, nr, twg_smem(nr, bm, pos_pad, tap_cap, 2) <= TWG_SMEM_CAP)
+
+    def search(sl):
+        cap = TWG_SMEM_CAP[sl]
+        best = None
+        for nr in TWG_RUNS:
+            last_w = -1
+            for kk in range(1, 17):
+                bqw = min(-(-qw0 // kk), nr - ext_w)
+                if bqw < 1 or bqw == last_w:
+                    continue
+                last_w = bqw
+                bqh = min(nr // (bqw + ext_w), qh0)
+                if bqh < 1:
+                    continue
+                cost, max_pos = 0.0, 0
+                for a in axes[0]:
+                    for b in axes[1]:
+                        for c in axes[2]:
+                            pos = (sl + a[2]) * (bqh + b[2]) * (bqw + c[2])
+                            max_pos = max(max_pos, pos)
+                            tiles = (spec[0] * -(-a[0] // sl) * -(-b[0] // bqh)
+                                     * -(-c[0] // bqw))
+                            t = a[1] * b[1] * c[1]
+                            cost += tiles * ((chunks * (sl * nr * t + pos) if t else 0)
+                                             + bqh * bqw)
+                pos_pad = -(-(max_pos + nr) // 8) * 8
+                bm = sl * bqh * bqw
+                if pos_pad >= 1 << 14 or twg_smem(nr, bm, pos_pad, tap_cap, 1, sl) > cap:
+                    continue
+                if best is None or cost < best[0]:
+                    best = (cost, nr, bqh, bqw, twg_smem(nr, bm, pos_pad, tap_cap, 2, sl) <= cap)
+        return best
+
+    env = os.environ.get("CONVT3D_TWG_SLICES")
+    sl = int(env) if env in ("2", "4") else 4
+    best = search(sl)
+    if env not in ("2", "4") and best is not None and twg_slices_rule(spec, mode, chunks):
+        two = search(2)
+        if two is not None and two[1:4] == best[1:4]:
+            best, sl = two, 2
     if best is None:
         return None
-    return best[1], best[2] and chunks > 1 and os.environ.get("CONVT3D_BOX_STREAM") != "0"
+    return best[1], best[4] and chunks > 1 and os.environ.get("CONVT3D_BOX_STREAM") != "0", sl
 
 
 def twg_expected(device, spec, mode, kind, cout_g, kvec):
@@ -270,7 +295,8 @@ def expected_path(x, spec, mode):
         run = twg_run(spec, mode)
         if run is not None:
             stream = "_stream" if run[1] else ""
-            return f"twg_{mode}_n{run[0]}{stream}_{loader}{suffix}"
+            sl = "_s2" if run[2] == 2 else ""
+            return f"twg_{mode}_n{run[0]}{sl}{stream}_{loader}{suffix}"
     if kind is not None:
         return f"{kind}_{mode}_bn{hbn}_{loader}{suffix}"
     max_bn = 64 if mode == "3xtf32" else 128

@@ -146,3 +146,26 @@ def test_twg_bitwise_deterministic(layout, precision):
     spec = (2, 48, 64, (6, 7, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True)
     assert_bitwise_repeatable(spec, precision, layout,
                               "twg_" if twg_available() else None)
+
+
+TWG_TWO_SLICE_CASES = [  # two slices per CTA: depth tails of 1, stride 2, long and many chunks
+    (1, 16, 48, (5, 3, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True),
+    (2, 72, 56, (5, 6, 9), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False),
+    (1, 112, 64, (5, 6, 7), (5, 5, 5), (1, 1, 1), (2, 2, 2), (0, 0, 0), (1, 1, 1), 1, True),
+    (1, 24, 40, (3, 4, 9), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (2, 2, 2), 1, True),
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("case", range(len(TWG_TWO_SLICE_CASES)))
+def test_twg_two_slices(case, layout, precision, monkeypatch):
+    # CONVT3D_TWG_SLICES=2: two warpgroups per CTA (two CTAs per SM), half the weight stage
+    monkeypatch.setenv("CONVT3D_TWG_SLICES", "2")
+    spec = TWG_TWO_SLICE_CASES[case]
+    run_twg(spec, precision, layout)
+    (x, w, _), _ = make(spec, precision[0], layout)
+    with allow_tf32(precision[1]):
+        path = ops._forward_path(x, w, *geometry_args(spec))
+    if path.startswith("twg_"):
+        assert "_s2_" in path, path

@@ -386,12 +386,33 @@ bool twg_pays(const FastPlan& f, const TapStats& ts) {
   return f.p.Cout_g > 32 && (tf32_short || (f.halo && f.args.fuse == 0 && long_phases));
 }
 
+// plan_twg: the longest average K loop per CTA (channel chunks x taps per phase) at which the
+// transposed kernel takes two slices per CTA.
+constexpr double kTwgTwoSliceK = 64;
+
+// CONVT3D_TWG_SLICES (read per call): 2 or 4 fixes the transposed kernel's slices per CTA
+// (A/B timing and tests); unset leaves it to plan_twg's rule.
+int twg_slices_env() {
+  const char* e = std::getenv("CONVT3D_TWG_SLICES");
+  if (e != nullptr && std::strcmp(e, "2") == 0) return 2;
+  if (e != nullptr && std::strcmp(e, "4") == 0) return 4;
+  return 0;
+}
+
+// The best twg tile of one slice count: run length, slice shape, shared memory, box buffers.
+struct TwgTile {
+  double cost = 0;
+  int nr = 0, h = 0, w = 0, box_bufs = 1;
+  int64_t smem = 0;
+};
+
 // Transposed wgmma kernel (fwd/twg_kernel.cuh): bf16, fp16 or TF32 on an sm_90a build and an
 // sm_90 device, Cout/g <= 64 (one M = 64 tile). Picks the run length NR and the slice shape
 // bqh x bqw (bqh lines of the box width bqw + span_w <= NR) with the fewest estimated
-// tensor-core cycles plus box positions loaded, summed over the phases (one CTA per SM: 512
-// threads at up to 128 registers). Candidates for bqw split phase 0's Qw into 1..16 near-equal
-// tiles, so planning stays a few microseconds.
+// tensor-core cycles plus box positions loaded, summed over the phases. Four slices take one
+// CTA per SM (512 threads at up to 128 registers) and may use all the opt-in shared memory;
+// two slices must leave room for two CTAs per SM. Candidates for bqw split phase 0's Qw into
+// 1..16 near-equal tiles, so planning stays a few microseconds.
 void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int env = twg_env();
   if (env == 0 || f.mode == fwd::Mode::kTf32x3) return;
@@ -401,8 +422,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   if (env == -1 && !twg_pays(f, ts)) return;
   if (ts.nonempty == 0 || !tap_offsets_fit(f.p, f.args.cin_pad)) return;
   const int64_t tap_cap = (ts.max_taps + 3) / 4 * 4;
-  // One CTA per SM in any case (512 threads), so it may take all the opt-in shared memory.
-  const int64_t cap = at::cuda::getDeviceProperties(x.get_device())->sharedMemPerBlockOptin;
+  const cudaDeviceProp* prop = at::cuda::getDeviceProperties(x.get_device());
   const int64_t chunks = ceil_div(f.p.Cin_g, fwd::bk_elems(f.mode));
   auto span = [](const fwd::AxisPlan& a, int r) {
     return a.ntap[r] > 0 ? int64_t(a.ntap[r] - 1) * a.cstep : 0;
@@ -410,79 +430,99 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   int64_t ext_w = 0;
   for (int r = 0; r < p.stride[2]; ++r) ext_w = std::max(ext_w, span(ax[2], r));
   const int64_t Qh0 = ax[1].q[0], Qw0 = ax[2].q[0];
-  double best_cost = 0;
-  int best_nr = 0, best_h = 0, best_w = 0;
-  int64_t best_smem = 0, best_pos_pad = 0;
-  for (int nr : fwd::kTwgRuns) {
-    int64_t last_w = -1;
-    for (int64_t k = 1; k <= 16; ++k) {
-      const int64_t bqw = std::min<int64_t>(ceil_div(Qw0, k), nr - ext_w);
-      if (bqw < 1 || bqw == last_w) continue;
-      last_w = bqw;
-      const int64_t bqh = std::min<int64_t>(nr / (bqw + ext_w), Qh0);
-      if (bqh < 1) continue;
-      double cost = 0;
-      int64_t max_pos = 0;
-      for (int rd = 0; rd < p.stride[0]; ++rd)
-        for (int rh = 0; rh < p.stride[1]; ++rh)
-          for (int rw = 0; rw < p.stride[2]; ++rw) {
-            const int64_t pos = (fwd::kTwgSlices + span(ax[0], rd)) * (bqh + span(ax[1], rh)) *
-                                (bqw + span(ax[2], rw));
-            max_pos = std::max(max_pos, pos);
-            const double tiles = double(p.N) * ceil_div(ax[0].q[rd], fwd::kTwgSlices) *
-                                 ceil_div(ax[1].q[rh], bqh) * ceil_div(ax[2].q[rw], bqw);
-            const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
-            const double mma = double(fwd::kTwgSlices) * nr * t;
-            cost += tiles * ((t > 0 ? double(chunks) * (mma + pos) : 0.0) + bqh * bqw);
-          }
-      const int64_t pos_pad = (max_pos + nr + 7) / 8 * 8;
-      if (pos_pad >= (1 << 14)) continue;  // descriptor stride field
-      const int64_t smem = fwd::twg_smem_bytes(nr, int(fwd::kTwgSlices * bqh * bqw), pos_pad,
-                                               tap_cap);
-      if (smem > cap) continue;
-      if (best_nr == 0 || cost < best_cost) {
-        best_cost = cost;
-        best_nr = nr;
-        best_h = int(bqh);
-        best_w = int(bqw);
-        best_smem = smem;
-        best_pos_pad = pos_pad;
+  auto search = [&](int sl) {
+    const int64_t cap = sl == 4 ? int64_t(prop->sharedMemPerBlockOptin)
+                                : int64_t(prop->sharedMemPerMultiprocessor) / 2 -
+                                      int64_t(prop->reservedSharedMemPerBlock);
+    TwgTile best;
+    int64_t best_pos_pad = 0;
+    for (int nr : fwd::kTwgRuns) {
+      int64_t last_w = -1;
+      for (int64_t k = 1; k <= 16; ++k) {
+        const int64_t bqw = std::min<int64_t>(ceil_div(Qw0, k), nr - ext_w);
+        if (bqw < 1 || bqw == last_w) continue;
+        last_w = bqw;
+        const int64_t bqh = std::min<int64_t>(nr / (bqw + ext_w), Qh0);
+        if (bqh < 1) continue;
+        double cost = 0;
+        int64_t max_pos = 0;
+        for (int rd = 0; rd < p.stride[0]; ++rd)
+          for (int rh = 0; rh < p.stride[1]; ++rh)
+            for (int rw = 0; rw < p.stride[2]; ++rw) {
+              const int64_t pos = (sl + span(ax[0], rd)) * (bqh + span(ax[1], rh)) *
+                                  (bqw + span(ax[2], rw));
+              max_pos = std::max(max_pos, pos);
+              const double tiles = double(p.N) * ceil_div(ax[0].q[rd], sl) *
+                                   ceil_div(ax[1].q[rh], bqh) * ceil_div(ax[2].q[rw], bqw);
+              const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
+              const double mma = double(sl) * nr * t;
+              cost += tiles * ((t > 0 ? double(chunks) * (mma + pos) : 0.0) + bqh * bqw);
+            }
+        const int64_t pos_pad = (max_pos + nr + 7) / 8 * 8;
+        if (pos_pad >= (1 << 14)) continue;  // descriptor stride field
+        const int64_t smem =
+            fwd::twg_smem_bytes(nr, int(sl * bqh * bqw), pos_pad, tap_cap, 1, sl);
+        if (smem > cap) continue;
+        if (best.nr == 0 || cost < best.cost) {
+          best = TwgTile{cost, nr, int(bqh), int(bqw), 1, smem};
+          best_pos_pad = pos_pad;
+        }
       }
     }
-  }
-  if (best_nr == 0) return;
-  // Stream the box (chunk c + 1 loads during chunk c) when a second buffer still fits.
-  int box_bufs = 1;
-  if (chunks > 1 && box_stream_env()) {
-    const int64_t stream_smem = fwd::twg_smem_bytes(best_nr, int(fwd::kTwgSlices * best_h * best_w),
-                                                    best_pos_pad, tap_cap, 2);
-    if (stream_smem <= cap) {
-      box_bufs = 2;
-      best_smem = stream_smem;
+    // Stream the box (chunk c + 1 loads during chunk c) when a second buffer still fits.
+    if (best.nr > 0 && chunks > 1 && box_stream_env()) {
+      const int64_t stream_smem = fwd::twg_smem_bytes(best.nr, int(sl * best.h * best.w),
+                                                      best_pos_pad, tap_cap, 2, sl);
+      if (stream_smem <= cap) {
+        best.box_bufs = 2;
+        best.smem = stream_smem;
+      }
+    }
+    return best;
+  };
+  // Two slices (two CTAs per SM: one CTA's box load and epilogue overlap the other's MMAs) pay
+  // where a CTA's K loop is short, at most kTwgTwoSliceK channel chunks x taps per phase on
+  // average, and the same tile still fits twice per SM. Measured (H100, 2026-11-24,
+  // halo_ab.py --batch 5, twg four / two slices, ms, channels_last and NCDHW; design doc v12):
+  // case 12 TF32 (27 chunk-taps) 0.591 / 0.566 and 0.767 / 0.686; case 8 TF32 (54) 0.454 /
+  // 0.365 and 0.987 / 1.040; case 11 bf16 (32) 0.240 / 0.234 and 0.329 / 0.308, TF32 (64)
+  // 0.412 / 0.444 and 0.518 / 0.491; case 2 bf16 (54) 1.006 / 1.016 and 1.298 / 1.312;
+  // case 3 (75-150 chunk-taps; two slices only fit a smaller tile) 3.22 / 3.83 bf16.
+  const int sl_env = twg_slices_env();
+  int slices = sl_env != 0 ? sl_env : fwd::kTwgSlices;
+  TwgTile t = search(slices);
+  const double k_chunks = double(chunks) * double(ts.taps_sum) / double(ts.nonempty);
+  if (sl_env == 0 && t.nr > 0 && k_chunks <= kTwgTwoSliceK) {
+    const TwgTile t2 = search(2);
+    if (t2.nr == t.nr && t2.h == t.h && t2.w == t.w) {
+      t = t2;
+      slices = 2;
     }
   }
-  const int64_t tiles0 = p.N * ceil_div(ax[0].q[0], fwd::kTwgSlices) * ceil_div(Qh0, best_h) *
-                         ceil_div(Qw0, best_w);
+  if (t.nr == 0) return;
+  const int64_t tiles0 = p.N * ceil_div(ax[0].q[0], slices) * ceil_div(Qh0, t.h) *
+                         ceil_div(Qw0, t.w);
   const int64_t phases = p.stride[0] * p.stride[1] * p.stride[2];
   const double blocks = double(tiles0) * double(phases) * double(f.p.groups);
   if (tiles0 < 1 || blocks > double(std::numeric_limits<int32_t>::max())) return;
   fwd::FwdArgs& a = f.args;
-  a.box[0] = fwd::kTwgSlices;
-  a.box[1] = best_h;
-  a.box[2] = best_w;
-  a.smem_bytes = static_cast<int>(best_smem);
+  a.box[0] = slices;
+  a.box[1] = t.h;
+  a.box[2] = t.w;
+  a.smem_bytes = static_cast<int>(t.smem);
   a.tap_cap = static_cast<int>(tap_cap);
   a.m_tiles = static_cast<int>(tiles0);
   a.n_tiles = 1;
   a.phases = static_cast<int>(phases);
   a.fuse = 0;
   a.wg = 0;
-  a.box_bufs = box_bufs;
+  a.box_bufs = t.box_bufs;
   f.blocks = tiles0 * phases * f.p.groups;
   f.halo = false;
-  f.twg_nr = best_nr;
-  f.name = std::string("twg_") + fwd::mode_name(f.mode) + "_n" + std::to_string(best_nr) +
-           (box_bufs > 1 ? "_stream" : "") + (f.kvec ? "_kvec" : "_mfast");
+  f.twg_nr = t.nr;
+  f.name = std::string("twg_") + fwd::mode_name(f.mode) + "_n" + std::to_string(t.nr) +
+           (slices == 2 ? "_s2" : "") + (t.box_bufs > 1 ? "_stream" : "") +
+           (f.kvec ? "_kvec" : "_mfast");
 }
 
 // CONVT3D_PW (read per call): 1 runs the non-overlapping kernel whenever it is legal, 0 never;

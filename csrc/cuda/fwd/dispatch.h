@@ -28,7 +28,7 @@ cudaError_t halo_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_t
                          cudaStream_t stream);
 
 // Launches the transposed wgmma forward (sm_90a; bf16, fp16, TF32; Cout/g <= 64), run length
-// nr of kTwgRuns, a.box = (kTwgSlices, bqh, bqw), a.m_tiles, a.smem_bytes and a.tap_cap set for it.
+// nr of kTwgRuns, a.box = (slices, bqh, bqw), a.m_tiles, a.smem_bytes and a.tap_cap set for it.
 cudaError_t twg_forward(Mode mode, int nr, bool kvec, const FwdArgs& a, int64_t blocks,
                         cudaStream_t stream);
 

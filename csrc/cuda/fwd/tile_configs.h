@@ -194,33 +194,36 @@ constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long lon
 
 // ---- transposed wgmma path (twg_kernel.cuh, sm_90a, bf16/fp16/TF32): D[Cout x positions] per
 // warpgroup, M = 64 output channels (zero rows past Cout/g), N = a run of NR consecutive box
-// positions (generated wrappers: scripts/gen_wgmma.py kTwgN). A CTA is kTwgSlices warpgroups,
+// positions (generated wrappers: scripts/gen_wgmma.py kTwgN). A CTA is `slices` warpgroups,
 // one depth slice of bqh x bqw outputs each; a slice's run is bqh lines of the box's width, so
 // bqh * (bqw + span_w) <= NR and the columns past bqw are computed and dropped. Every CTA
-// streams all of its phase's weights from L2, so a CTA takes four slices: with two, the weight
-// reads alone kept L2 85 % busy on suite case 3 (ncu, H100).
+// streams all of its phase's weights from L2, so a CTA takes four slices (one CTA per SM):
+// with two, the weight reads alone kept L2 85 % busy on suite case 3 (ncu, H100). Two slices
+// with half the weight stage (two CTAs per SM, so one CTA's box load and epilogue overlap the
+// other's MMAs) are kept for phases with few taps (plan_twg).
 inline constexpr int kTwgRuns[] = {128, 144, 160};
-constexpr int kTwgSlices = 4;       // warpgroups per CTA = box depth in outputs
+inline constexpr int kTwgSliceCounts[] = {4, 2};  // warpgroups per CTA = box depth in outputs
+constexpr int kTwgSlices = 4;       // the default
 constexpr int kTwgStages = 3;       // weight stages; the loader runs kTwgStages - 2 ahead
-constexpr int kTwgTapsPerStage = 8;
+constexpr int twg_taps_per_stage(int slices) { return 2 * slices; }  // 8 with four slices
 constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [64 rows][64 B], 64-byte swizzle
 // The weight stages and boxes start at a multiple of the 64-byte swizzle's period.
 constexpr int kTwgAlign = 512;
 
-// Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= kTwgSlices NR),
+// Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= slices NR),
 // the tap table (4 B per tap: its weight offset), then (kTwgAlign-aligned, the
 // slack included) the weight stages and box_bufs boxes [pos_pad][64 B] (pos_pad: box positions
 // plus NR, so a run starting at any box position stays inside), with the epilogue tile
 // [bm][65] fp32 over them.
-constexpr long long twg_head_bytes(int nr, long long tap_cap) {
-  return (8LL * kTwgSlices * nr + 4 * tap_cap + 127) / 128 * 128;
+constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices) {
+  return (8LL * slices * nr + 4 * tap_cap + 127) / 128 * 128;
 }
 constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long tap_cap,
-                                   int box_bufs = 1) {
-  const long long main = 1LL * kTwgStages * kTwgTapsPerStage * kTwgTapBytes +
+                                   int box_bufs, int slices) {
+  const long long main = 1LL * kTwgStages * twg_taps_per_stage(slices) * kTwgTapBytes +
                          1LL * box_bufs * kChunks * pos_pad * kChunkBytes;
   const long long epi = 4LL * bm * 65;
-  return twg_head_bytes(nr, tap_cap) + kTwgAlign + (main > epi ? main : epi);
+  return twg_head_bytes(nr, tap_cap, slices) + kTwgAlign + (main > epi ? main : epi);
 }
 
 // ---- non-overlapping path (pw_kernel.cuh, sm_90a, bf16/fp16/TF32): one dense GEMM of input

@@ -13,8 +13,8 @@
 //   a shift of the start address by its box offset. No ldmatrix, no A or B registers.
 // A warpgroup's output positions are its slice's bqh lines of the box width HW = bqw + span_w,
 // run together as virtual rows v = line * HW + column (<= NR); columns >= bqw (the halo) and
-// rows past bqh * HW compute on box data and are dropped. kTwgSlices warpgroups take depth
-// slices qd0, qd0 + 1, ... Weights stream through kTwgStages cp.async stages of kTwgTapsPerStage taps
+// rows past bqh * HW compute on box data and are dropped. SL warpgroups (4, or 2 with two CTAs
+// per SM) take depth slices qd0, qd0 + 1, ... Weights stream through kTwgStages cp.async stages of 2 SL taps
 // (the loader two stages ahead, one stage of wgmmas in flight). The box holds one 64-byte
 // channel chunk: reloaded per chunk, or with a.box_bufs = 2 streamed: chunk c + 1 loads into
 // the other buffer while chunk c's first wgmmas run (short phases, e.g. 8 taps at stride 2,
@@ -30,36 +30,39 @@
 namespace convt3d {
 namespace fwd {
 
-template <Mode MODE, int NR, bool KVEC>
+template <Mode MODE, int NR, bool KVEC, int SL>
 struct TwgCfg {
   using T = typename ModeTraits<MODE>::T;
   static_assert(MODE != Mode::kTf32x3, "twg: one product per term (bf16, fp16, TF32)");
-  static constexpr int NT = 128 * kTwgSlices;
+  static_assert(SL == 2 || SL == 4, "twg: 4 slices (one CTA per SM) or 2 (two)");
+  static constexpr int NT = 128 * SL;
+  static constexpr int kMinBlocks = 4 / SL;  // 128 registers per thread either way
   static constexpr int KRUN = kChunkBytes / int(sizeof(T));  // elements per 16-byte plane
   static constexpr int BK = kBkBytes / int(sizeof(T));
-  static constexpr int S = kTwgStages, TB = kTwgTapsPerStage;
+  static constexpr int S = kTwgStages, TB = twg_taps_per_stage(SL);
   static constexpr int kStageBytes = TB * kTwgTapBytes;
   static constexpr int kBatch = 4;  // box chunks per thread in flight (scalar loader)
   static constexpr int kTapsPerPass = NT / (64 * kChunks);  // weight copies: one tap = 256
 };
 
-template <Mode MODE, int NR, bool KVEC>
-__global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
+template <Mode MODE, int NR, bool KVEC, int SL>
+__global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
+                                  TwgCfg<MODE, NR, KVEC, SL>::kMinBlocks)
     twg_fwd_kernel(const __grid_constant__ FwdArgs a) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();
 #else
-  using C = TwgCfg<MODE, NR, KVEC>;
+  using C = TwgCfg<MODE, NR, KVEC, SL>;
   using T = typename C::T;
   constexpr int NT = C::NT, KRUN = C::KRUN, BK = C::BK, S = C::S, TB = C::TB;
 
   extern __shared__ __align__(128) unsigned char smem[];
-  int64_t* yrow = reinterpret_cast<int64_t*>(smem);                  // <= kTwgSlices NR rows
+  int64_t* yrow = reinterpret_cast<int64_t*>(smem);                  // <= SL NR rows
   // Weight element offset of each tap (box offsets are walked arithmetically: next_tap below).
-  int* tap_w = reinterpret_cast<int*>(yrow + kTwgSlices * NR);
+  int* tap_w = reinterpret_cast<int*>(yrow + SL * NR);
   // Weight stages and boxes at the next kTwgAlign boundary (the swizzle's period).
   const uint32_t s0 = smem_addr(smem);
-  const uint32_t sw0 = s0 + uint32_t(twg_head_bytes(NR, a.tap_cap));
+  const uint32_t sw0 = s0 + uint32_t(twg_head_bytes(NR, a.tap_cap, SL));
   unsigned char* sw = smem + (((sw0 + kTwgAlign - 1) & ~uint32_t(kTwgAlign - 1)) - s0);
   unsigned char* sbox = sw + S * C::kStageBytes;                     // [buf][pos][64 B]
   const uint32_t sw_addr = smem_addr(sw);
@@ -67,14 +70,14 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int slice = warp / 4;  // this warpgroup's depth slice
 
-  // ---- tile: phase (rd, rh, rw), sample n, group g, box of kTwgSlices x bqh x bqw outputs.
+  // ---- tile: phase (rd, rh, rw), sample n, group g, box of SL x bqh x bqw outputs.
   const TileCoord tc = tile_coord(a);
   const int g = tc.g, rd = tc.rd, rh = tc.rh, rw = tc.rw;
   const int bqh = a.box[1], bqw = a.box[2];
   const int Qd = a.ax[0].q[rd], Qh = a.ax[1].q[rh], Qw = a.ax[2].q[rw];
   int qd0, qh0, qw0, n;
   {
-    const int tD = (Qd + kTwgSlices - 1) / kTwgSlices, tH = (Qh + bqh - 1) / bqh,
+    const int tD = (Qd + SL - 1) / SL, tH = (Qh + bqh - 1) / bqh,
               tW = (Qw + bqw - 1) / bqw;
     if (int64_t(tc.mt) >= int64_t(a.n) * tD * tH * tW) return;  // fewer boxes than phase 0
     int u = tc.mt;
@@ -82,10 +85,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
     u /= tW;
     qh0 = (u % tH) * bqh;
     u /= tH;
-    qd0 = (u % tD) * kTwgSlices;
+    qd0 = (u % tD) * SL;
     n = u / tD;
   }
-  const int bm = kTwgSlices * bqh * bqw;
+  const int bm = SL * bqh * bqw;
 
   // ---- the box: tap j of the phase on an axis reads i = q + c0 - j * cstep, so the box starts
   // at q0 + c0 - span and spans bq + span (span = (ntap - 1) * cstep).
@@ -97,7 +100,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
     ext[i] = ax.ntap[r3[i]] > 0 ? (ax.ntap[r3[i]] - 1) * ax.cstep : 0;
     lo[i] = ax.c0[r3[i]] - ext[i];
   }
-  const int HD = kTwgSlices + ext[0], HH = bqh + ext[1], HW = bqw + ext[2];
+  const int HD = SL + ext[0], HH = bqh + ext[1], HW = bqw + ext[2];
   const int P = HD * HH * HW;
   const int PP = (P + NR + 7) / 8 * 8;  // box rows per buffer (host: twg_smem_bytes)
   const int box_bytes = PP * kBkBytes;  // one buffer
@@ -387,16 +390,23 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC>::NT, 1)
 #endif
 }
 
-template <Mode MODE, int NR, bool KVEC>
-cudaError_t launch_twg(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
-  auto kernel = twg_fwd_kernel<MODE, NR, KVEC>;
+template <Mode MODE, int NR, bool KVEC, int SL>
+cudaError_t launch_twg_slices(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
+  auto kernel = twg_fwd_kernel<MODE, NR, KVEC, SL>;
   if (a.smem_bytes > 48 * 1024) {
     const cudaError_t e =
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, a.smem_bytes);
     if (e != cudaSuccess) return e;
   }
-  kernel<<<static_cast<unsigned>(blocks), TwgCfg<MODE, NR, KVEC>::NT, a.smem_bytes, stream>>>(a);
+  kernel<<<static_cast<unsigned>(blocks), TwgCfg<MODE, NR, KVEC, SL>::NT, a.smem_bytes, stream>>>(a);
   return cudaGetLastError();
+}
+
+// a.box[0] is the slice count (static switch to the template constant).
+template <Mode MODE, int NR, bool KVEC>
+cudaError_t launch_twg(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
+  return a.box[0] == 2 ? launch_twg_slices<MODE, NR, KVEC, 2>(a, blocks, stream)
+                       : launch_twg_slices<MODE, NR, KVEC, 4>(a, blocks, stream);
 }
 
 }  // namespace fwd

@@ -388,7 +388,7 @@ bool twg_pays(const FastPlan& f, const TapStats& ts) {
 
 // plan_twg: the longest average K loop per CTA (channel chunks x taps per phase) at which the
 // transposed kernel takes two slices per CTA.
-constexpr double kTwgTwoSliceK = 64;
+constexpr double kTwgTwoSliceK = 56;
 
 // CONVT3D_TWG_SLICES (read per call): 2 or 4 fixes the transposed kernel's slices per CTA
 // (A/B timing and tests); unset leaves it to plan_twg's rule.
@@ -485,9 +485,10 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // average, and the same tile still fits twice per SM. Measured (H100, 2026-11-24,
   // halo_ab.py --batch 5, twg four / two slices, ms, channels_last and NCDHW; design doc v12):
   // case 12 TF32 (27 chunk-taps) 0.591 / 0.566 and 0.767 / 0.686; case 8 TF32 (54) 0.454 /
-  // 0.365 and 0.987 / 1.040; case 11 bf16 (32) 0.240 / 0.234 and 0.329 / 0.308, TF32 (64)
-  // 0.412 / 0.444 and 0.518 / 0.491; case 2 bf16 (54) 1.006 / 1.016 and 1.298 / 1.312;
-  // case 3 (75-150 chunk-taps; two slices only fit a smaller tile) 3.22 / 3.83 bf16.
+  // 0.365 and 0.987 / 1.040; case 11 bf16 (32) 0.240 / 0.234 and 0.329 / 0.308, TF32 (64,
+  // where two slices lose the streamed box) 0.412 / 0.444 and 0.518 / 0.491; case 2 bf16
+  // (54) 1.006 / 1.016 and 1.298 / 1.312; case 3 (75-150 chunk-taps; two slices only fit a
+  // smaller tile) 3.22 / 3.83 bf16. A second call gave the same signs.
   const int sl_env = twg_slices_env();
   int slices = sl_env != 0 ? sl_env : fwd::kTwgSlices;
   TwgTile t = search(slices);

@@ -92,13 +92,18 @@ def test_twg_layouts(layout, precision):
     run_twg(spec, precision, layout)
 
 
-def run_twg_stream(spec, precision, layout, stream, monkeypatch):
-    """run_twg with CONVT3D_BOX_STREAM=stream; asserts the box streamed exactly when asked."""
-    monkeypatch.setenv("CONVT3D_BOX_STREAM", stream)
+def path_after_run(spec, precision, layout):
+    """run_twg, then the kernel name the same call plans."""
     run_twg(spec, precision, layout)
     (x, w, _), _ = make(spec, precision[0], layout)
     with allow_tf32(precision[1]):
-        path = ops._forward_path(x, w, *geometry_args(spec))
+        return ops._forward_path(x, w, *geometry_args(spec))
+
+
+def run_twg_stream(spec, precision, layout, stream, monkeypatch):
+    """run_twg with CONVT3D_BOX_STREAM=stream; asserts the box streamed exactly when asked."""
+    monkeypatch.setenv("CONVT3D_BOX_STREAM", stream)
+    path = path_after_run(spec, precision, layout)
     if path.startswith("twg_"):
         assert ("_stream_" in path) == (stream == "1"), path
 
@@ -162,10 +167,6 @@ TWG_TWO_SLICE_CASES = [  # two slices per CTA: depth tails of 1, stride 2, long 
 def test_twg_two_slices(case, layout, precision, monkeypatch):
     # CONVT3D_TWG_SLICES=2: two warpgroups per CTA (two CTAs per SM), half the weight stage
     monkeypatch.setenv("CONVT3D_TWG_SLICES", "2")
-    spec = TWG_TWO_SLICE_CASES[case]
-    run_twg(spec, precision, layout)
-    (x, w, _), _ = make(spec, precision[0], layout)
-    with allow_tf32(precision[1]):
-        path = ops._forward_path(x, w, *geometry_args(spec))
+    path = path_after_run(TWG_TWO_SLICE_CASES[case], precision, layout)
     if path.startswith("twg_"):
         assert "_s2_" in path, path

@@ -14,8 +14,8 @@
 // A warpgroup's output positions are its slice's bqh lines of the box width HW = bqw + span_w,
 // run together as virtual rows v = line * HW + column (<= NR); columns >= bqw (the halo) and
 // rows past bqh * HW compute on box data and are dropped. SL warpgroups (4, or 2 with two CTAs
-// per SM) take depth slices qd0, qd0 + 1, ... Weights stream through kTwgStages cp.async stages of 2 SL taps
-// (the loader two stages ahead, one stage of wgmmas in flight). The box holds one 64-byte
+// per SM) take depth slices qd0, qd0 + 1, ... Weights stream through kTwgStages cp.async stages
+// of 2 SL taps (the loader two stages ahead, one stage of wgmmas in flight). The box holds one 64-byte
 // channel chunk: reloaded per chunk, or with a.box_bufs = 2 streamed: chunk c + 1 loads into
 // the other buffer while chunk c's first wgmmas run (short phases, e.g. 8 taps at stride 2,
 // would otherwise wait for every box). The epilogue goes through the fp32 tile of store_tile

@@ -202,8 +202,7 @@ constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long lon
 // with half the weight stage (two CTAs per SM, so one CTA's box load and epilogue overlap the
 // other's MMAs) are kept for phases with few taps (plan_twg).
 inline constexpr int kTwgRuns[] = {128, 144, 160};
-inline constexpr int kTwgSliceCounts[] = {4, 2};  // warpgroups per CTA = box depth in outputs
-constexpr int kTwgSlices = 4;       // the default
+constexpr int kTwgSlices = 4;       // warpgroups per CTA = box depth in outputs (or 2: plan_twg)
 constexpr int kTwgStages = 3;       // weight stages; the loader runs kTwgStages - 2 ahead
 constexpr int twg_taps_per_stage(int slices) { return 2 * slices; }  // 8 with four slices
 constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [64 rows][64 B], 64-byte swizzle

@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     yrow[r] = off;
   }
   {
-    const int nd = a.ax[0].ntap[rd], nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
+    const int nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
     for (int t = tid; t < taps; t += NT) {
       const int jw = t % nw, jh = (t / nw) % nh, jd = t / (nw * nh);
       const int td = a.ax[0].t0[rd] + jd * a.ax[0].tstep;

@@ -45,7 +45,8 @@ if [[ ",$STAGES," == *",sanitize,"* ]]; then
   for tool in memcheck racecheck; do
     t0=$(date +%s)
     # shellcheck disable=SC2086
-    compute-sanitizer --tool $tool --error-exitcode 7 python3 scripts/sanitize_subset.py ${SANITIZE_ARGS:-} >"$OUT/sanitize_$tool.log" 2>&1
+    compute-sanitizer --tool $tool --error-exitcode 7 python3 scripts/sanitize_subset.py \
+      ${SANITIZE_ARGS:-} >"$OUT/sanitize_$tool.log" 2>&1
     rc=$?
     tail -3 "$OUT/sanitize_$tool.log"
     summary+=("compute-sanitizer $tool: rc=$rc in $(( $(date +%s) - t0 )) s")

@@ -71,7 +71,8 @@ __global__ void probe(const __nv_bfloat16* a, const __nv_bfloat16* b, float* d, 
 
 int main() {
   const char* names[] = {"", "sw128", "sw64"};
-  const char* rules[] = {"base_offset 0", "base_offset (addr>>7)&period", "base_offset (addr>>7)&7"};
+  const char* rules[] = {"base_offset 0", "base_offset (addr>>7)&period",
+                         "base_offset (addr>>7)&7"};
   for (int layout = 1; layout <= 2; ++layout) {
     const int rb = layout == 1 ? 128 : 64, ke = rb / 2;  // bf16 per row
     __nv_bfloat16 *a, *b;
@@ -98,7 +99,8 @@ int main() {
           for (int m = 0; m < 64 && match; ++m)
             for (int n = 0; n < 64 && match; ++n) {
               float r = 0;
-              for (int k = 0; k < 16; ++k) r += fa[m * ke + ks * 16 + k] * fb[(n + shift) * ke + ks * 16 + k];
+              for (int k = 0; k < 16; ++k)
+                r += fa[m * ke + ks * 16 + k] * fb[(n + shift) * ke + ks * 16 + k];
               match = r == d[m * 64 + n];
             }
           ok += match;

@@ -127,7 +127,6 @@ def wgmma_expected(device, mode):
 
 
 TWG_RUNS = (128, 144, 160)  # tile_configs.h: kTwgRuns
-TWG_SLICES = 4
 
 
 TWG_SMEM_CAP = {  # H100 (twg runs on 9.0 only): four slices may take the opt-in shared memory;
@@ -146,7 +145,7 @@ def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4):
 TWG_TWO_SLICE_K = 56  # forward_cuda.cpp: kTwgTwoSliceK
 
 
-def twg_slices_rule(spec, mode, chunks):
+def twg_slices_rule(spec, chunks):
     """plan_twg's rule: two slices where channel chunks x taps per non-empty phase <= 56; only
     where the tile of four slices also fits twice per SM (the caller checks)."""
     taps = phase_taps(spec)
@@ -192,7 +191,7 @@ def twg_run(spec, mode):
                                              + bqh * bqw)
                 pos_pad = -(-(max_pos + nr) // 8) * 8
                 bm = sl * bqh * bqw
-                if pos_pad >= 1 << 14 or twg_smem(nr, bm, pos_pad, tap_cap, 1, sl) > cap:
+                if twg_smem(nr, bm, pos_pad, tap_cap, 1, sl) > cap:
                     continue
                 if best is None or cost < best[0]:
                     best = (cost, nr, bqh, bqw, twg_smem(nr, bm, pos_pad, tap_cap, 2, sl) <= cap)
@@ -201,7 +200,7 @@ def twg_run(spec, mode):
     env = os.environ.get("CONVT3D_TWG_SLICES")
     sl = int(env) if env in ("2", "4") else 4
     best = search(sl)
-    if env not in ("2", "4") and best is not None and twg_slices_rule(spec, mode, chunks):
+    if env not in ("2", "4") and best is not None and twg_slices_rule(spec, chunks):
         two = search(2)
         if two is not None and two[1:4] == best[1:4]:
             best, sl = two, 2

@@ -569,8 +569,8 @@ def test_halo_auto_rule(monkeypatch):
     (sm_90); on sm_90 the transposed wgmma kernel replaces it for
     bf16/fp16/TF32 layers with 32 < Cout/g <= 64 (and at least 8 taps per phase on average, as
     the per-phase kernel has in auto mode), and replaces v1 and the per-phase kernel for TF32
-    with 32 < Cout/g <= 64 (either layout); and the non-overlapping kernel takes kernel == stride layers with
-    channels_last x (16-bit and TF32) that the fused kernel does not take."""
+    with 32 < Cout/g <= 64 (either layout); and the non-overlapping kernel takes kernel ==
+    stride layers with channels_last x (16-bit and TF32) that the fused kernel does not take."""
     monkeypatch.delenv("CONVT3D_HALO", raising=False)
     monkeypatch.delenv("CONVT3D_WGMMA", raising=False)
     monkeypatch.delenv("CONVT3D_TWG", raising=False)

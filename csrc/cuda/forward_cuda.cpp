@@ -459,7 +459,6 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
               cost += tiles * ((t > 0 ? double(chunks) * (mma + pos) : 0.0) + bqh * bqw);
             }
         const int64_t pos_pad = (max_pos + nr + 7) / 8 * 8;
-        if (pos_pad >= (1 << 14)) continue;  // descriptor stride field
         const int64_t smem =
             fwd::twg_smem_bytes(nr, int(sl * bqh * bqw), pos_pad, tap_cap, 1, sl);
         if (smem > cap) continue;

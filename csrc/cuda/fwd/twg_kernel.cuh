@@ -15,8 +15,8 @@
 // run together as virtual rows v = line * HW + column (<= NR); columns >= bqw (the halo) and
 // rows past bqh * HW compute on box data and are dropped. SL warpgroups (4, or 2 with two CTAs
 // per SM) take depth slices qd0, qd0 + 1, ... Weights stream through kTwgStages cp.async stages
-// of 2 SL taps (the loader two stages ahead, one stage of wgmmas in flight). The box holds one 64-byte
-// channel chunk: reloaded per chunk, or with a.box_bufs = 2 streamed: chunk c + 1 loads into
+// of 2 SL taps (the loader two stages ahead, one stage of wgmmas in flight). The box holds one
+// 64-byte channel chunk: reloaded per chunk, or with a.box_bufs = 2 streamed: chunk c + 1 loads into
 // the other buffer while chunk c's first wgmmas run (short phases, e.g. 8 taps at stride 2,
 // would otherwise wait for every box). The epilogue goes through the fp32 tile of store_tile
 // (tile_to_y). Every stored element is written once, no atomics.
@@ -398,7 +398,8 @@ cudaError_t launch_twg_slices(const FwdArgs& a, int64_t blocks, cudaStream_t str
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, a.smem_bytes);
     if (e != cudaSuccess) return e;
   }
-  kernel<<<static_cast<unsigned>(blocks), TwgCfg<MODE, NR, KVEC, SL>::NT, a.smem_bytes, stream>>>(a);
+  constexpr int kThreads = TwgCfg<MODE, NR, KVEC, SL>::NT;
+  kernel<<<static_cast<unsigned>(blocks), kThreads, a.smem_bytes, stream>>>(a);
   return cudaGetLastError();
 }
 

@@ -21,9 +21,10 @@ def _call(op, *args) -> Tensor:
     only redispatches below autograd, after a C++ -> Python -> C++ round trip that costs about
     10 us of host time per call (more than a small layer's kernels). This takes the same branch
     here, on the same condition and under the same guard. Under torch.compile the plain call is
-    traced instead."""
+    traced instead. Every op's tensor arguments come first, within its first three (the rest
+    are int lists, which the check would only walk)."""
     if not torch.compiler.is_compiling() and not (
-            torch.is_grad_enabled() and torch._C._any_requires_grad(*args)):
+            torch.is_grad_enabled() and torch._C._any_requires_grad(*args[:3])):
         with torch._C._AutoDispatchBelowAutograd():
             return op(*args)
     return op(*args)

@@ -4,6 +4,7 @@
 #   STAGES=tests,sanitize,ab,bench  PYTEST_ARGS="tests/test_ops_*.py"  BENCH_ARGS="--cases 1,2"
 #   AB_ARGS="--cases 6,7 --dtypes bf16"   (ab: scripts/halo_ab.py, kernel A/B timings)
 #   SANITIZE_ARGS="--with CONVT3D_TWG"    (sanitize: only the cases that set that switch)
+#   EXTRA="python3 scripts/host_overhead.py 9 bf16 ndhwc"   (extra: any commands, after ab)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
@@ -60,6 +61,14 @@ if [[ ",$STAGES," == *",ab,"* ]]; then
   rc=$?
   cat "$OUT/ab.log"
   summary+=("ab: rc=$rc in $(( $(date +%s) - t0 )) s")
+fi
+
+if [[ ",$STAGES," == *",extra,"* ]]; then
+  t0=$(date +%s)
+  bash -c "${EXTRA:-true}" >"$OUT/extra.log" 2>&1
+  rc=$?
+  cat "$OUT/extra.log"
+  summary+=("extra: rc=$rc in $(( $(date +%s) - t0 )) s")
 fi
 
 if [[ ",$STAGES," == *",bench,"* ]]; then

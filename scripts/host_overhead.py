@@ -10,6 +10,7 @@ The host time is measured with the stream held busy by a long sleep kernel, so t
 enqueue: it is pure CPU time (Python, dispatcher, planning, allocation, launches).
 """
 import argparse
+import os
 import time
 
 import torch
@@ -27,15 +28,19 @@ def event_ms(fn, iters=50, warmup=10):
     return median_seconds(fn, torch.device("cuda"), warmup, iters) * 1e3
 
 
-def host_us(fn, iters=50):
-    torch.cuda.synchronize()
-    torch.cuda._sleep(int(2e9 // 1000 * 50))  # ~50 ms of GPU time at ~2 GHz: the queue waits
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        fn()
-    dt = time.perf_counter() - t0
-    torch.cuda.synchronize()
-    return dt / iters * 1e6
+def host_us(fn, iters=100, repeats=5):
+    """Host time per call, the least of `repeats` windows of `iters` calls (the host is shared
+    and noisy; the least window is the call's own cost)."""
+    best = float("inf")
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        torch.cuda._sleep(int(2e9 // 1000 * 50))  # ~50 ms of GPU time at ~2 GHz: the queue waits
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        best = min(best, time.perf_counter() - t0)
+        torch.cuda.synchronize()
+    return best / iters * 1e6
 
 
 def main():
@@ -43,6 +48,7 @@ def main():
     ap.add_argument("case", type=int)
     ap.add_argument("precision", choices=sorted(DTYPES))
     ap.add_argument("layout", choices=["ncdhw", "ndhwc"])
+    ap.add_argument("--profile", action="store_true", help="also print torch.profiler tables")
     args = ap.parse_args()
     torch.backends.cudnn.allow_tf32 = args.precision == "tf32"
     torch.backends.cudnn.benchmark = True
@@ -74,6 +80,14 @@ def main():
     def plan_only():  # checks and planning, no allocation or launch
         return torch.ops.convt3d._forward_path(x, w, *geo)
 
+    def plan_uncached():  # the same, planning every call (CONVT3D_PLAN_CACHE=0, set around it)
+        return torch.ops.convt3d._forward_path(x, w, *geo)
+
+    xc, wc = x.cpu(), w.cpu()
+
+    def checks_only():  # the same op on CPU tensors: checks only (the CPU forward has one path)
+        return torch.ops.convt3d._forward_path(xc, wc, *geo)
+
     y0 = ours()
 
     def alloc_only():  # what the op allocates: the output and the packed weight
@@ -83,8 +97,24 @@ def main():
     for name, fn in (("ours (functional)", ours), ("ours torch.ops", ours_op),
                      ("ours inference_mode", ours_inference), ("cuDNN", cudnn)):
         print(f"  {name:22s} {event_ms(fn):8.4f} ms  {host_us(fn):7.1f} us")
-    for name, fn in (("plan only", plan_only), ("allocations only", alloc_only)):
+    for name, fn in (("plan only", plan_only), ("plan only, no cache", plan_uncached),
+                     ("checks only (CPU)", checks_only), ("allocations only", alloc_only)):
+        if fn is plan_uncached:
+            os.environ["CONVT3D_PLAN_CACHE"] = "0"
         print(f"  {name:22s} {'':>11s}  {host_us(fn):7.1f} us")
+        os.environ.pop("CONVT3D_PLAN_CACHE", None)
+    if args.profile:  # where a call's host time goes, by profiler event (CPU side)
+        from torch.profiler import ProfilerActivity, profile
+        for name, fn in (("ours (functional)", ours), ("cuDNN", cudnn)):
+            for _ in range(20):
+                fn()
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                for _ in range(50):
+                    fn()
+                torch.cuda.synchronize()
+            print(f"--- {name}: 50 calls")
+            print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=14))
 
 
 if __name__ == "__main__":

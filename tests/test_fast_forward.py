@@ -374,6 +374,29 @@ def test_bitwise_deterministic(layout, precision):
     assert_bitwise_repeatable(spec, precision, layout)
 
 
+def test_plan_cache_follows_switches_tf32_and_alignment(monkeypatch):
+    """Plans are cached per call signature (csrc/cuda/plan_cache.h); the same shapes must still
+    get a new plan when a switch, the TF32 flag or x's alignment changes, and the old one back
+    when it changes back. run() checks each call's path against the mirror and its result
+    against fp64."""
+    spec = (2, 16, 48, (4, 5, 6), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True)
+    bf16, tf32, strict = (PRECISIONS[i].values[0] for i in (0, 2, 3))
+    (x, w, _), _ = make(spec, torch.bfloat16, "cl")
+    paths = []
+    for halo in ["", "0", "1", ""]:  # auto (fused), v1, per-phase halo, auto again
+        if halo:
+            monkeypatch.setenv("CONVT3D_HALO", halo)
+        else:
+            monkeypatch.delenv("CONVT3D_HALO", raising=False)
+        run(spec, bf16, "cl")
+        paths.append(ops._forward_path(x, w, *geometry_args(spec)))
+    assert paths[0] == paths[3] and len(set(paths[:3])) == 3, paths
+    for precision in [tf32, strict, tf32]:
+        run(spec, precision, "cl")
+    for layout in ["cl", "cl_misaligned", "cl"]:  # same strides; kvec only when aligned
+        run(spec, bf16, layout)
+
+
 # ---- v2 halo tile (fwd/halo_kernel.cuh): each edge category again. These tests force the
 # halo kernel (CONVT3D_HALO=1, read per call), so dilated and wide strict-fp32 geometries, which
 # auto mode sends to v1, still exercise it; each runs twice, with the wgmma variant forced where

@@ -31,7 +31,9 @@
 #include "fwd/dispatch.h"
 #include "fwd/phases.h"
 #include "fwd/tile_configs.h"
+#include "plan_cache.h"
 #include "reference_cuda.h"
+#include "switches.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
@@ -40,6 +42,7 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -53,15 +56,6 @@ bool force_reference() {
     return v != nullptr && std::strcmp(v, "1") == 0;
   }();
   return force;
-}
-
-// Read per call (a getenv is nothing next to a launch) so tests can force either kernel.
-int halo_env() {
-  const char* e = std::getenv("CONVT3D_HALO");
-  if (e != nullptr && std::strcmp(e, "0") == 0) return 0;
-  if (e != nullptr && std::strcmp(e, "1") == 0) return 1;
-  if (e != nullptr && std::strcmp(e, "2") == 0) return 2;
-  return -1;  // auto
 }
 
 // wgmma kernels exist only in builds for sm_90a (setup.py defines CONVT3D_SM90A), and an sm_90a
@@ -80,24 +74,16 @@ bool use_wgmma_arch(const at::Tensor& x) {
 #endif
 }
 
-bool use_wgmma(fwd::Mode mode, const at::Tensor& x) {
+bool use_wgmma(fwd::Mode mode, const Switches& sw, const at::Tensor& x) {
   if (mode == fwd::Mode::kTf32x3) return false;  // three-term split: mma.sync only
-  const char* e = std::getenv("CONVT3D_WGMMA");
-  if (e == nullptr || std::strcmp(e, "1") != 0) return false;
-  return use_wgmma_arch(x);
-}
-
-// CONVT3D_BOX_STREAM=0 (read per call): the per-phase halo and transposed wgmma kernels reload
-// their box per channel chunk instead of streaming it (A/B timing and tests).
-bool box_stream_env() {
-  const char* e = std::getenv("CONVT3D_BOX_STREAM");
-  return e == nullptr || std::strcmp(e, "0") != 0;
+  return sw.wgmma == 1 && use_wgmma_arch(x);
 }
 
 constexpr int64_t kHaloMinTaps = 8;
 constexpr int64_t kFusedMinK = 256;
 
 struct FastPlan {
+  Switches sw;         // the environment switches this plan was made under
   bool fast = false;
   bool halo = false;
   fwd::Mode mode = fwd::Mode::kBf16;
@@ -269,7 +255,7 @@ bool tap_offsets_fit(const ConvT3dParams& p, int cin_pad) {
 // boxes x (BM x taps [MMA work] + 4 x halo positions [load work] + BM [epilogue]); per-chunk
 // factors are common to all boxes and dropped.
 void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
-  const int env = halo_env();
+  const int env = f.sw.halo;
   if (env == 0) return;
   const fwd::AxisPlan* ax = f.args.ax;
   const TapStats ts = tap_stats(p, ax);
@@ -335,7 +321,7 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // leaves two CTAs per SM; else one buffer, reloaded per chunk.
   BoxChoice best;
   int box_bufs = 1;
-  if (f.kvec && chunks > 1 && box_stream_env()) {
+  if (f.kvec && chunks > 1 && f.sw.box_stream) {
     best = pick_box(bm, p, ax, x, [&](const fwd::HaloBox& b, int64_t& sm) { return cost(b, sm, 2); },
                     /*two_per_sm=*/true);
     box_bufs = best.box != nullptr ? 2 : 1;
@@ -347,20 +333,11 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int64_t n_tiles = ceil_div(p.Cout_g, bn);
   const double blocks = double(n_tiles) * double(phases) * double(best.tiles0) * double(p.groups);
   if (blocks > double(kIntMax)) return;
-  const bool wg = use_wgmma(f.mode, x);
+  const bool wg = use_wgmma(f.mode, f.sw, x);
   use_box(f, best, bn, tap_cap, n_tiles, n_tiles * phases * best.tiles0 * p.groups,
           wg ? "halo_wgmma" : "halo");
   f.args.wg = wg ? 1 : 0;
   f.args.box_bufs = box_bufs;
-}
-
-// CONVT3D_TWG (read per call): 1 runs the transposed wgmma kernel whenever it is legal, 0
-// never; unset leaves it to the measured rule (twg_pays).
-int twg_env() {
-  const char* e = std::getenv("CONVT3D_TWG");
-  if (e != nullptr && std::strcmp(e, "0") == 0) return 0;
-  if (e != nullptr && std::strcmp(e, "1") == 0) return 1;
-  return -1;
 }
 
 // Where the transposed wgmma kernel replaces the per-phase halo kernel without being forced.
@@ -382,22 +359,13 @@ int twg_env() {
 bool twg_pays(const FastPlan& f, const TapStats& ts) {
   const bool long_phases = f.args.phases == 1 || ts.taps_sum >= kHaloMinTaps * ts.nonempty;
   const bool tf32_short =  // auto mode only: CONVT3D_HALO=0/1/2 keeps its kernel
-      halo_env() == -1 && f.mode == fwd::Mode::kTf32 && f.args.fuse == 0;
+      f.sw.halo == -1 && f.mode == fwd::Mode::kTf32 && f.args.fuse == 0;
   return f.p.Cout_g > 32 && (tf32_short || (f.halo && f.args.fuse == 0 && long_phases));
 }
 
 // plan_twg: the longest average K loop per CTA (channel chunks x taps per phase) at which the
 // transposed kernel takes two slices per CTA.
 constexpr double kTwgTwoSliceK = 56;
-
-// CONVT3D_TWG_SLICES (read per call): 2 or 4 fixes the transposed kernel's slices per CTA
-// (A/B timing and tests); unset leaves it to plan_twg's rule.
-int twg_slices_env() {
-  const char* e = std::getenv("CONVT3D_TWG_SLICES");
-  if (e != nullptr && std::strcmp(e, "2") == 0) return 2;
-  if (e != nullptr && std::strcmp(e, "4") == 0) return 4;
-  return 0;
-}
 
 // The best twg tile of one slice count: run length, slice shape, shared memory, box buffers.
 struct TwgTile {
@@ -414,7 +382,7 @@ struct TwgTile {
 // two slices must leave room for two CTAs per SM. Candidates for bqw split phase 0's Qw into
 // 1..16 near-equal tiles, so planning stays a few microseconds.
 void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
-  const int env = twg_env();
+  const int env = f.sw.twg;  // CONVT3D_TWG: 1 wherever legal, 0 never, unset twg_pays
   if (env == 0 || f.mode == fwd::Mode::kTf32x3) return;
   if (!use_wgmma_arch(x) || f.p.Cout_g > 64) return;
   const fwd::AxisPlan* ax = f.args.ax;
@@ -469,7 +437,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
       }
     }
     // Stream the box (chunk c + 1 loads during chunk c) when a second buffer still fits.
-    if (best.nr > 0 && chunks > 1 && box_stream_env()) {
+    if (best.nr > 0 && chunks > 1 && f.sw.box_stream) {
       const int64_t stream_smem = fwd::twg_smem_bytes(best.nr, int(sl * best.h * best.w),
                                                       best_pos_pad, tap_cap, 2, sl);
       if (stream_smem <= cap) {
@@ -488,7 +456,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // where two slices lose the streamed box) 0.412 / 0.444 and 0.518 / 0.491; case 2 bf16
   // (54) 1.006 / 1.016 and 1.298 / 1.312; case 3 (75-150 chunk-taps; two slices only fit a
   // smaller tile) 3.22 / 3.83 bf16. A second call gave the same signs.
-  const int sl_env = twg_slices_env();
+  const int sl_env = f.sw.twg_slices;  // CONVT3D_TWG_SLICES=2/4 fixes it
   int slices = sl_env != 0 ? sl_env : fwd::kTwgSlices;
   TwgTile t = search(slices);
   const double k_chunks = double(chunks) * double(ts.taps_sum) / double(ts.nonempty);
@@ -525,25 +493,6 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
            (f.kvec ? "_kvec" : "_mfast");
 }
 
-// CONVT3D_PW (read per call): 1 runs the non-overlapping kernel whenever it is legal, 0 never;
-// unset takes it in auto mode (CONVT3D_HALO and CONVT3D_TWG unset), where it is legal.
-// CONVT3D_PW_BN=64/128/256 overrides its BN (A/B timing and tests).
-int pw_env() {
-  const char* e = std::getenv("CONVT3D_PW");
-  if (e != nullptr && std::strcmp(e, "0") == 0) return 0;
-  if (e != nullptr && std::strcmp(e, "1") == 0) return 1;
-  return -1;
-}
-
-int pw_bn_env() {
-  const char* e = std::getenv("CONVT3D_PW_BN");
-  if (e == nullptr) return 0;
-  for (int bn : fwd::kPwBns) {
-    if (std::strcmp(e, std::to_string(bn).c_str()) == 0) return bn;
-  }
-  return 0;
-}
-
 // Every output reached exactly once through one tap: on each axis every phase has one tap and
 // its inputs i = q + c0 stay inside x for all of its outputs (k = s with output_padding <=
 // padding; dilation 1, or a 1-tap kernel).
@@ -568,13 +517,15 @@ bool non_overlapping(const ConvT3dParams& p, const fwd::AxisPlan* ax) {
 // 0.062 [52], fp16 0.051 [25] / 0.055 [32] (host-bound calls); case 10 TF32 0.389 / v1 0.503;
 // case 10 bf16 0.287 / fused 0.256, which keeps it.
 void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
-  const int env = pw_env();
-  if (env == 0 || (env == -1 && (halo_env() != -1 || twg_env() != -1))) return;
+  // CONVT3D_PW: 1 wherever legal, 0 never; unset takes it in auto mode (CONVT3D_HALO and
+  // CONVT3D_TWG unset), where it is legal. CONVT3D_PW_BN fixes its BN.
+  const int env = f.sw.pw;
+  if (env == 0 || (env == -1 && (f.sw.halo != -1 || f.sw.twg != -1))) return;
   if (env == -1 && f.halo && f.args.fuse == 1) return;
   if (f.mode == fwd::Mode::kTf32x3 || !f.kvec || !use_wgmma_arch(x)) return;
   if (!non_overlapping(f.p, f.args.ax) || !tap_offsets_fit(f.p, f.args.cin_pad)) return;
   const int64_t ncols = f.p.k[0] * f.p.k[1] * f.p.k[2] * f.p.Cout_g;
-  int bn = pw_bn_env();
+  int bn = f.sw.pw_bn;
   if (bn == 0) bn = ncols <= 64 ? 64 : 128;
   const int64_t M = f.p.N * p.in[0] * p.in[1] * p.in[2];
   const int64_t m_tiles = ceil_div(M, fwd::kPwBm), n_tiles = ceil_div(ncols, bn);
@@ -599,17 +550,17 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
 // groups of 8 -> 8 channels in bf16 multiply 4 x 32 x 16 per tap, dense 32 -> 32 only 32 x 32,
 // with one CTA instead of four per output box and whole-row channels_last I/O. The dense weight
 // (zeros off the diagonal blocks) is at most 64 x 64 per tap.
-bool densify(const ConvT3dParams& p, fwd::Mode mode) {
-  const char* e = std::getenv("CONVT3D_DENSE");  // 0: never (A/B timing and tests)
-  if (e != nullptr && std::strcmp(e, "0") == 0) return false;
+bool densify(const ConvT3dParams& p, fwd::Mode mode, const Switches& sw) {
+  if (sw.dense == 0) return false;  // CONVT3D_DENSE=0 (A/B timing and tests)
   if (p.groups == 1 || p.Cin > 64 || p.Cout > 64) return false;
   const int64_t bke = fwd::bk_elems(mode);
   auto up = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
   return up(p.Cin, bke) * up(p.Cout, 16) <= p.groups * up(p.Cin_g, bke) * up(p.Cout_g, 16);
 }
 
-FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x) {
+FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x, const Switches& sw) {
   FastPlan f;
+  f.sw = sw;
   f.p = p0;
   const ConvT3dParams& p = f.p;
   if (force_reference()) return f;
@@ -628,7 +579,7 @@ FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x) {
       p.N > kIntMax || p.groups > kIntMax) {
     return f;
   }
-  if (densify(p, f.mode)) {
+  if (densify(p, f.mode, sw)) {
     f.dense_g = static_cast<int>(p.groups);
     f.p.groups = 1;
     f.p.Cin_g = p.Cin;
@@ -687,11 +638,43 @@ FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x) {
   return f;
 }
 
+// Everything plan_forward reads: the geometry and strides, the dtype, the device, the TF32
+// flag, x's 16-byte alignment (channel_vector_ok) and the switches.
+constexpr size_t kPlanKeyLen = 4 + 7 * 3 + 3 * 5 + 4 + Switches::kCount;
+using PlanKey = std::array<int64_t, kPlanKeyLen>;
+
+PlanKey plan_key(const ConvT3dParams& p, const at::Tensor& x, const Switches& sw) {
+  PlanKey k{};
+  size_t i = 0;
+  for (int64_t v : {p.N, p.Cin, p.Cout, p.groups}) k[i++] = v;
+  for (const auto* a : {&p.in, &p.out, &p.k, &p.stride, &p.pad, &p.dil, &p.out_pad}) {
+    for (int64_t v : *a) k[i++] = v;
+  }
+  for (const auto* a : {&p.x_st, &p.w_st, &p.y_st}) {
+    for (int64_t v : *a) k[i++] = v;
+  }
+  k[i++] = static_cast<int64_t>(x.scalar_type());
+  k[i++] = x.get_device();
+  k[i++] = at::globalContext().allowTF32CuDNN() ? 1 : 0;
+  k[i++] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16);
+  for (int v : sw.values()) k[i++] = v;
+  return k;
+}
+
+// plan_forward through a process-wide PlanCache (plan_cache.h); the switches are read here,
+// once per call.
+FastPlan cached_plan(const ConvT3dParams& p, const at::Tensor& x) {
+  static PlanCache<kPlanKeyLen, FastPlan> cache;
+  const Switches sw = read_switches();
+  if (sw.plan_cache == 0) return plan_forward(p, x, sw);
+  return cache.get(plan_key(p, x, sw), [&] { return plan_forward(p, x, sw); });
+}
+
 }  // namespace
 
 void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor& w,
                   const at::Tensor& bias, const at::Tensor& y) {
-  FastPlan f = plan_forward(p, x);
+  FastPlan f = cached_plan(p, x);
   if (!f.fast) {
     reference_forward_cuda(p, x, w, bias, y);
     return;
@@ -736,7 +719,7 @@ std::string forward_path_cuda(const at::Tensor& input, const at::Tensor& weight,
       {input.size(0), weight.size(1) * groups, out[0], out[1], out[2]},
       input.options().device(at::kMeta).memory_format(result_memory_format(input, weight)));
   if (y.numel() == 0) return "none";
-  return plan_forward(make_params(input, weight, y, args), input).name;
+  return cached_plan(make_params(input, weight, y, args), input).name;
 }
 
 }  // namespace convt3d

@@ -34,6 +34,7 @@
 #pragma once
 
 #include "launch.h"
+#include "smem_attr.h"
 #include "tile_common.cuh"
 #include "wgmma.cuh"
 
@@ -666,11 +667,8 @@ cudaError_t launch_halo(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
     } else if (a.wg) {
       return cudaErrorInvalidValue;  // 3xTF32 has no wgmma kernel
     }
-    if (a.smem_bytes > 48 * 1024) {
-      const cudaError_t e =
-          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, a.smem_bytes);
-      if (e != cudaSuccess) return e;
-    }
+    const cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
+    if (e != cudaSuccess) return e;
     kernel<<<static_cast<unsigned>(blocks), HaloCfg<MODE, BN, KVEC, false>::NT, a.smem_bytes,
              stream>>>(a);
     return cudaGetLastError();

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "launch.h"
+#include "smem_attr.h"
 #include "tile_common.cuh"
 
 namespace convt3d {
@@ -371,13 +372,8 @@ cudaError_t launch_igemm(const FwdArgs& a, int64_t blocks, cudaStream_t stream) 
   } else {
     using C = IgemmCfg<MODE, BN, KVEC>;
     auto kernel = igemm_fwd_kernel<MODE, BN, KVEC>;
-    if (C::kSmemBytes > 48 * 1024) {
-      // Per device and cheap after the first call; setting it every launch keeps multi-GPU
-      // right.
-      const cudaError_t e = cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
-      if (e != cudaSuccess) return e;
-    }
+    const cudaError_t e = allow_dynamic_smem(kernel, C::kSmemBytes);
+    if (e != cudaSuccess) return e;
     kernel<<<static_cast<unsigned>(blocks), C::NT, C::kSmemBytes, stream>>>(a);
     return cudaGetLastError();
   }

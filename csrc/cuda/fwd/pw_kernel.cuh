@@ -21,6 +21,7 @@
 #pragma once
 
 #include "launch.h"
+#include "smem_attr.h"
 #include "tile_common.cuh"
 #include "wgmma.cuh"
 
@@ -294,11 +295,8 @@ cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   using C = PwCfg<MODE, BN>;
   auto kernel = pw_fwd_kernel<MODE, BN>;
   constexpr int smem = pw_smem_bytes(BN);
-  if (smem > 48 * 1024) {
-    const cudaError_t e =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (e != cudaSuccess) return e;
-  }
+  const cudaError_t e = allow_dynamic_smem(kernel, smem);
+  if (e != cudaSuccess) return e;
   kernel<<<static_cast<unsigned>(blocks), C::NT, smem, stream>>>(a);
   return cudaGetLastError();
 }

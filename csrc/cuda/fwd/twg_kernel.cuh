@@ -24,6 +24,7 @@
 
 #include "fast_div.cuh"
 #include "launch.h"
+#include "smem_attr.h"
 #include "tile_common.cuh"
 #include "wgmma.cuh"
 
@@ -393,11 +394,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
 template <Mode MODE, int NR, bool KVEC, int SL>
 cudaError_t launch_twg_slices(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   auto kernel = twg_fwd_kernel<MODE, NR, KVEC, SL>;
-  if (a.smem_bytes > 48 * 1024) {
-    const cudaError_t e =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, a.smem_bytes);
-    if (e != cudaSuccess) return e;
-  }
+  const cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
+  if (e != cudaSuccess) return e;
   constexpr int kThreads = TwgCfg<MODE, NR, KVEC, SL>::NT;
   kernel<<<static_cast<unsigned>(blocks), kThreads, a.smem_bytes, stream>>>(a);
   return cudaGetLastError();

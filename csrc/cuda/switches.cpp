@@ -1,0 +1,45 @@
+#include "switches.h"
+
+#include "fwd/tile_configs.h"
+
+#include <cstdlib>
+#include <initializer_list>
+
+namespace convt3d {
+namespace {
+
+// The value of `name` when it is one of `allowed` (as decimal text), else `dflt`.
+template <class Allowed>
+int read_int(const char* name, const Allowed& allowed, int dflt) {
+  const char* e = std::getenv(name);
+  if (e == nullptr) return dflt;
+  char* end = nullptr;
+  const long v = std::strtol(e, &end, 10);
+  if (end == e || *end != '\0') return dflt;
+  for (int a : allowed) {
+    if (v == a) return a;
+  }
+  return dflt;
+}
+
+int read_int(const char* name, std::initializer_list<int> allowed, int dflt) {
+  return read_int<std::initializer_list<int>>(name, allowed, dflt);
+}
+
+}  // namespace
+
+Switches read_switches() {
+  Switches s;
+  s.halo = read_int("CONVT3D_HALO", {0, 1, 2}, -1);
+  s.wgmma = read_int("CONVT3D_WGMMA", {1}, 0);
+  s.box_stream = read_int("CONVT3D_BOX_STREAM", {0}, 1);
+  s.twg = read_int("CONVT3D_TWG", {0, 1}, -1);
+  s.twg_slices = read_int("CONVT3D_TWG_SLICES", {2, 4}, 0);
+  s.pw = read_int("CONVT3D_PW", {0, 1}, -1);
+  s.pw_bn = read_int("CONVT3D_PW_BN", fwd::kPwBns, 0);
+  s.dense = read_int("CONVT3D_DENSE", {0}, 1);
+  s.plan_cache = read_int("CONVT3D_PLAN_CACHE", {0}, 1);
+  return s;
+}
+
+}  // namespace convt3d

@@ -1,0 +1,31 @@
+// The CUDA forward's run-time switches: environment variables that force or forbid a kernel
+// without rebuilding (A/B timing, tests). They are read once per call, so tests can change them
+// between calls, and the planner sees them only through this struct, which is part of the plan
+// cache's key (forward_cuda.cpp): a switch added here is keyed on automatically.
+#pragma once
+
+#include <array>
+
+namespace convt3d {
+
+struct Switches {
+  int halo = -1;        // CONVT3D_HALO: 0 never a halo kernel, 1 per-phase, 2 fused; -1 auto
+  int wgmma = 0;        // CONVT3D_WGMMA=1: the per-phase halo kernel's wgmma variant
+  int box_stream = 1;   // CONVT3D_BOX_STREAM=0: halo and twg reload their box per chunk
+  int twg = -1;         // CONVT3D_TWG: 1 the transposed wgmma kernel wherever legal, 0 never
+  int twg_slices = 0;   // CONVT3D_TWG_SLICES: 2 or 4 slices per twg CTA; 0 the rule
+  int pw = -1;          // CONVT3D_PW: 1 the non-overlapping kernel wherever legal, 0 never
+  int pw_bn = 0;        // CONVT3D_PW_BN: 64, 128 or 256 fixes its BN; 0 the rule
+  int dense = 1;        // CONVT3D_DENSE=0: never densify grouped layers
+  int plan_cache = 1;   // CONVT3D_PLAN_CACHE=0: plan every call (timing, bisecting the cache)
+
+  static constexpr int kCount = 9;
+  std::array<int, kCount> values() const {
+    return {halo, wgmma, box_stream, twg, twg_slices, pw, pw_bn, dense, plan_cache};
+  }
+};
+
+// Reads every switch from the environment (an unset or unrecognised value means its default).
+Switches read_switches();
+
+}  // namespace convt3d

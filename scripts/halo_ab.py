@@ -3,7 +3,8 @@ per call): v1 (CONVT3D_HALO=0), per-phase halo (=1), its wgmma variant (=1 with
 CONVT3D_WGMMA=1, sm_90), per-phase halo reloading its box per chunk (=1 with
 CONVT3D_BOX_STREAM=0), fused halo (=2), the transposed wgmma kernel (CONVT3D_TWG=1, bf16/fp16/TF32,
 sm_90; twg_reload: its box reloaded per chunk, CONVT3D_BOX_STREAM=0; twg_s2 / twg_s4: two or
-four slices per CTA, CONVT3D_TWG_SLICES), the non-overlapping
+four slices per CTA, CONVT3D_TWG_SLICES; twg_cpasync: its channels_last box by cp.async instead
+of TMA, CONVT3D_TWG_TMA=0), the non-overlapping
 kernel (CONVT3D_PW=1, kernel == stride, channels_last x, sm_90; pw64/128/256 fix its BN), the
 automatic choice, and for grouped layers the automatic choice with densified groups off (CONVT3D_DENSE=0).
 Median of CUDA-event timings after warm-up; no cuDNN, no error check (the bench does both).
@@ -22,7 +23,7 @@ from inductor_convt3d.bench.suite import get_cases
 
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENSE", "CONVT3D_TWG",
-            "CONVT3D_TWG_SLICES", "CONVT3D_PW", "CONVT3D_PW_BN")
+            "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_PW", "CONVT3D_PW_BN")
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
     "halo": {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0"},
@@ -33,11 +34,13 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "twg_reload": {"CONVT3D_TWG": "1", "CONVT3D_BOX_STREAM": "0"},
     "twg_s2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_SLICES": "2"},
     "twg_s4": {"CONVT3D_TWG": "1", "CONVT3D_TWG_SLICES": "4"},
+    "twg_cpasync": {"CONVT3D_TWG": "1", "CONVT3D_TWG_TMA": "0"},  # channels_last box by cp.async
     "pw": {"CONVT3D_PW": "1"},
     "pw64": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "64"},
     "pw128": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "128"},
     "pw256": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "256"},
     "auto": {},
+    "auto_cpasync": {"CONVT3D_TWG_TMA": "0"},
     "nodense": {"CONVT3D_DENSE": "0"},  # grouped layers only
 }
 

@@ -136,9 +136,10 @@ TWG_SMEM_CAP = {  # H100 (twg runs on 9.0 only): four slices may take the opt-in
 
 
 def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4):
-    """twg_smem_bytes (tile_configs.h): 3 stages of 2 x slices taps x 4 KB of weights, the boxes
-    (at the next 512-byte boundary: the swizzle's period)."""
-    head = -(-(8 * slices * nr + 4 * tap_cap) // 128) * 128
+    """twg_smem_bytes (tile_configs.h): the row and tap tables and two mbarriers, then (at the
+    next 512-byte boundary: the swizzle's period) 3 stages of 2 x slices taps x 4 KB of
+    weights and the boxes."""
+    head = -(-(-(-(8 * slices * nr + 4 * tap_cap) // 8) * 8 + 16) // 128) * 128
     return head + 512 + max(3 * 2 * slices * 4096 + box_bufs * 4 * pos_pad * 16, 4 * bm * 65)
 
 
@@ -154,7 +155,8 @@ def twg_slices_rule(spec, chunks):
 
 def twg_run(spec, mode):
     """Mirror of plan_twg's choice (forward_cuda.cpp): (the run length NR with the fewest
-    estimated cycles, whether the box streams through two buffers, the slices per CTA), or None
+    estimated cycles, whether the box streams through two buffers, the slices per CTA, the
+    slice's bqh and bqw), or None
     when no box fits. It streams with more than one channel chunk when the second buffer fits,
     unless CONVT3D_BOX_STREAM=0. CONVT3D_TWG_SLICES=2/4 fixes the slices, else twg_slices_rule."""
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
@@ -206,7 +208,27 @@ def twg_run(spec, mode):
             best, sl = two, 2
     if best is None:
         return None
-    return best[1], best[4] and chunks > 1 and os.environ.get("CONVT3D_BOX_STREAM") != "0", sl
+    stream = best[4] and chunks > 1 and os.environ.get("CONVT3D_BOX_STREAM") != "0"
+    return best[1], stream, sl, best[2], best[3]
+
+
+def twg_tma(x, spec, mode, kvec, sl, bqh, bqw):
+    """twg_tma_ok (forward_cuda.cpp): the transposed kernel loads its box by TMA (name "_tma")
+    with the channel-fast loader's legality, every other x stride a multiple of 16 bytes, one
+    tap count per axis over the phases that have taps, box extents <= 256, and whole 64-byte
+    chunks per group when groups > 1; CONVT3D_TWG_TMA=0 never."""
+    _, cin, _, size, k, s, p, op, d, g, _ = spec
+    if not kvec or os.environ.get("CONVT3D_TWG_TMA") == "0":
+        return False
+    if g > 1 and (cin // g) % bk_elems(mode) != 0:
+        return False
+    if any(x.stride(i) * x.element_size() % 16 for i in (0, 2, 3, 4)):
+        return False
+    for i, bq in enumerate((sl, bqh, bqw)):
+        phases = [a for a in axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) if a[1] > 0]
+        if len({a[1] for a in phases}) > 1 or bq + max((a[2] for a in phases), default=0) > 256:
+            return False
+    return True
 
 
 def twg_expected(device, spec, mode, kind, cout_g, kvec):
@@ -295,7 +317,8 @@ def expected_path(x, spec, mode):
         if run is not None:
             stream = "_stream" if run[1] else ""
             sl = "_s2" if run[2] == 2 else ""
-            return f"twg_{mode}_n{run[0]}{sl}{stream}_{loader}{suffix}"
+            box = "tma" if twg_tma(x, spec, mode, kvec, *run[2:]) else loader
+            return f"twg_{mode}_n{run[0]}{sl}{stream}_{box}{suffix}"
     if kind is not None:
         return f"{kind}_{mode}_bn{hbn}_{loader}{suffix}"
     max_bn = 64 if mode == "3xtf32" else 128

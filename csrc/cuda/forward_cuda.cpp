@@ -28,6 +28,7 @@
 // CONVT3D_PW=1 forces it wherever legal, =0 never.
 #include "forward_cuda.h"
 
+#include "box_map.h"
 #include "fwd/dispatch.h"
 #include "fwd/phases.h"
 #include "fwd/tile_configs.h"
@@ -363,6 +364,35 @@ bool twg_pays(const FastPlan& f, const TapStats& ts) {
   return f.p.Cout_g > 32 && (tf32_short || (f.halo && f.args.fuse == 0 && long_phases));
 }
 
+// TMA box loads (fwd/tma.cuh) for the transposed kernel: channels_last x (the cp.async loader's
+// legality) whose other strides are all multiples of 16 bytes (the tensor map's rule, size-1
+// dims included), one box shape for every phase with taps (the map's box is fixed), box
+// extents within the TMA's 256, and for groups > 1 whole 64-byte chunks per group (TMA
+// zero-fills only outside x, not another group's channels). The launch falls back to cp.async
+// if the driver still rejects the map (box_map.cpp). CONVT3D_TWG_TMA=0 never takes it.
+// Measured on an H100 (halo_ab.py --batch 5, 2026-11-24, channels_last, ms, TMA / cp.async):
+// case 11 bf16 0.198 / 0.234, TF32 0.381 / 0.416; case 3 bf16 3.02 / 3.07, TF32 5.71 / 6.09;
+// case 2 bf16 0.97 / 1.05, TF32 1.64 / 1.71; case 12 TF32 0.559 / 0.570.
+bool twg_tma_ok(const FastPlan& f, const at::Tensor& x, int bqh, int bqw, int slices) {
+  if (!f.kvec || f.sw.twg_tma == 0) return false;
+  if (f.p.groups > 1 && f.p.Cin_g % fwd::bk_elems(f.mode) != 0) return false;
+  for (int d : {0, 2, 3, 4}) {
+    if ((f.p.x_st[d] * int64_t(x.element_size())) % 16 != 0) return false;
+  }
+  const int bq[3] = {slices, bqh, bqw};
+  for (int i = 0; i < 3; ++i) {
+    const fwd::AxisPlan& ax = f.args.ax[i];
+    int nt = 0;
+    for (int r = 0; r < ax.stride; ++r) {
+      if (ax.ntap[r] == 0) continue;
+      if (nt != 0 && ax.ntap[r] != nt) return false;
+      nt = ax.ntap[r];
+    }
+    if (bq[i] + int64_t(nt > 0 ? nt - 1 : 0) * ax.cstep > 256) return false;
+  }
+  return true;
+}
+
 // plan_twg: the longest average K loop per CTA (channel chunks x taps per phase) at which the
 // transposed kernel takes two slices per CTA.
 constexpr double kTwgTwoSliceK = 56;
@@ -485,12 +515,13 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   a.fuse = 0;
   a.wg = 0;
   a.box_bufs = t.box_bufs;
+  a.box_tma = twg_tma_ok(f, x, t.h, t.w, slices) ? 1 : 0;
   f.blocks = tiles0 * phases * f.p.groups;
   f.halo = false;
   f.twg_nr = t.nr;
   f.name = std::string("twg_") + fwd::mode_name(f.mode) + "_n" + std::to_string(t.nr) +
            (slices == 2 ? "_s2" : "") + (t.box_bufs > 1 ? "_stream" : "") +
-           (f.kvec ? "_kvec" : "_mfast");
+           (a.box_tma ? "_tma" : f.kvec ? "_kvec" : "_mfast");
 }
 
 // Every output reached exactly once through one tap: on each axis every phase has one tap and
@@ -699,6 +730,22 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   if (f.pw_bn > 0) {
     C10_CUDA_CHECK(fwd::pw_forward(f.mode, f.pw_bn, a, f.blocks, stream));
   } else if (f.twg_nr > 0) {
+    if (a.box_tma) {
+      const int ext[3] = {a.box[0], a.box[1], a.box[2]};  // + the phase's span, per axis
+      int box[4] = {fwd::bk_elems(f.mode), 0, 0, 0};
+      for (int i = 0; i < 3; ++i) {
+        int span = 0;
+        for (int r = 0; r < a.ax[i].stride; ++r) {
+          if (a.ax[i].ntap[r] > 0) span = (a.ax[i].ntap[r] - 1) * a.ax[i].cstep;
+        }
+        box[3 - i] = ext[i] + span;  // (c, w, h, d)
+      }
+      const int64_t sizes[5] = {p.N, p.Cin, p.in[0], p.in[1], p.in[2]};
+      a.box_tma = encode_box_map(a.box_map, a.x, static_cast<int>(x.element_size()),
+                                 x.scalar_type() != at::kBFloat16, sizes, p.x_st.data(), box)
+                      ? 1
+                      : 0;
+    }
     C10_CUDA_CHECK(fwd::twg_forward(f.mode, f.twg_nr, f.kvec, a, f.blocks, stream));
   } else if (f.halo) {
     C10_CUDA_CHECK(fwd::halo_forward(f.mode, f.bn, f.kvec, a, f.blocks, stream));

@@ -35,6 +35,7 @@ Switches read_switches() {
   s.box_stream = read_int("CONVT3D_BOX_STREAM", {0}, 1);
   s.twg = read_int("CONVT3D_TWG", {0, 1}, -1);
   s.twg_slices = read_int("CONVT3D_TWG_SLICES", {2, 4}, 0);
+  s.twg_tma = read_int("CONVT3D_TWG_TMA", {0}, 1);
   s.pw = read_int("CONVT3D_PW", {0, 1}, -1);
   s.pw_bn = read_int("CONVT3D_PW_BN", fwd::kPwBns, 0);
   s.dense = read_int("CONVT3D_DENSE", {0}, 1);

@@ -57,6 +57,10 @@ struct FwdArgs {
   // Non-overlapping kernel only (pw_kernel.cuh): per-axis padding and output extent, to place
   // and bound each input position's outputs o = i * s - pad + tap.
   int pad[3] = {}, out[3] = {};
+  // Transposed wgmma kernel with channels_last x only: 1 loads each box with one TMA copy
+  // through box_map (a CUtensorMap of x built at launch, box_map.cpp) instead of cp.async.
+  int box_tma = 0;
+  alignas(64) unsigned char box_map[128] = {};
 };
 
 inline int64_t gcd64(int64_t a, int64_t b) {

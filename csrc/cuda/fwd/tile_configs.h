@@ -210,12 +210,16 @@ constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [64 rows][64 B], 64
 constexpr int kTwgAlign = 512;
 
 // Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= slices NR),
-// the tap table (4 B per tap: its weight offset), then (kTwgAlign-aligned, the
+// the tap table (4 B per tap: its weight offset), two mbarriers, then (kTwgAlign-aligned, the
 // slack included) the weight stages and box_bufs boxes [pos_pad][64 B] (pos_pad: box positions
 // plus NR, so a run starting at any box position stays inside), with the epilogue tile
 // [bm][65] fp32 over them.
+// The two box mbarriers (TMA loads) follow the tap table, 8-byte aligned.
+constexpr long long twg_bar_offset(int nr, long long tap_cap, int slices) {
+  return (8LL * slices * nr + 4 * tap_cap + 7) / 8 * 8;
+}
 constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices) {
-  return (8LL * slices * nr + 4 * tap_cap + 127) / 128 * 128;
+  return (twg_bar_offset(nr, tap_cap, slices) + 16 + 127) / 128 * 128;
 }
 constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long tap_cap,
                                    int box_bufs, int slices) {

@@ -26,6 +26,7 @@
 #include "launch.h"
 #include "smem_attr.h"
 #include "tile_common.cuh"
+#include "tma.cuh"
 #include "wgmma.cuh"
 
 namespace convt3d {
@@ -61,6 +62,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   int64_t* yrow = reinterpret_cast<int64_t*>(smem);                  // <= SL NR rows
   // Weight element offset of each tap (box offsets are walked arithmetically: next_tap below).
   int* tap_w = reinterpret_cast<int*>(yrow + SL * NR);
+  // The TMA box loads' mbarriers, one per box buffer (a.box_tma).
+  const uint32_t box_bar = smem_addr(smem) + uint32_t(twg_bar_offset(NR, a.tap_cap, SL));
   // Weight stages and boxes at the next kTwgAlign boundary (the swizzle's period).
   const uint32_t s0 = smem_addr(smem);
   const uint32_t sw0 = s0 + uint32_t(twg_head_bytes(NR, a.tap_cap, SL));
@@ -130,7 +133,15 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   auto load_box = [&](int ci0, int buf) {
     unsigned char* const bbox = sbox + buf * box_bytes;
     const uint32_t box_addr = smem_addr(bbox);
-    if constexpr (KVEC) {
+    if (KVEC && a.box_tma) {
+      // One copy of the whole box, zero-filled outside x; its channels past Cin are outside x
+      // too (the host takes TMA for groups > 1 only with whole chunks per group).
+      if (tid == 0) {
+        mbar_expect_tx(box_bar + 8 * buf, uint32_t(P * kBkBytes));
+        tma_load_5d(box_addr, a.box_map, box_bar + 8 * buf, g * a.cin_g + ci0, iw0, ih0, id0, n);
+      }
+      cp_async_commit();
+    } else if constexpr (KVEC) {
       for (int idx = tid; idx < P * kChunks; idx += NT) {
         const int pos = idx / kChunks, kc = idx % kChunks;
         const int ci = ci0 + kc * KRUN;
@@ -228,6 +239,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     }
     yrow[r] = off;
   }
+  if (KVEC && a.box_tma && tid == 0) {
+    mbar_init(box_bar, 1);
+    mbar_init(box_bar + 8, 1);
+  }
   {
     const int nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
     for (int t = tid; t < taps; t += NT) {
@@ -264,6 +279,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
               step_d = a.ax[0].cstep * HH * HW;
     const int pos_first = (a.ax[0].ntap[rd] - 1) * step_d + (nh - 1) * step_h + (nw - 1) * step_w;
     int jw = 0, jh = 0, tap_pos = pos_first;
+    uint32_t bar_phase = 0;  // bit b: parity of box buffer b's next TMA load
     auto next_tap = [&]() {  // selects, no branches: a branch would fence the wgmmas
       const bool wrap_w = ++jw == nw;
       tap_pos += wrap_w ? (nw - 1) * step_w - step_h : -step_w;
@@ -304,6 +320,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
           }
         }
         cp_async_wait<0>();
+        if (KVEC && a.box_tma) {
+          mbar_wait(box_bar + 8 * buf, (bar_phase >> buf) & 1u);
+          bar_phase ^= 1u << buf;
+        }
         round_box(buf);
       } else {
         cp_async_wait<S - 3>();

@@ -1,0 +1,58 @@
+#include "box_map.h"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+namespace convt3d {
+namespace {
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point, so the extension does not
+// link libcuda itself; looked up once.
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      return PFN_cuTensorMapEncodeTiled_v12000(nullptr);
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+}  // namespace
+
+bool encode_box_map(unsigned char* map, const void* x, int elem_bytes, bool is_float,
+                    const int64_t* sizes, const int64_t* strides, const int* box) {
+  static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
+  const auto fn = encode_fn();
+  if (fn == nullptr || strides[1] != 1) return false;
+  for (int d : {0, 2, 3, 4}) {
+    if (strides[d] < 0) return false;
+  }
+  CUtensorMapDataType type;
+  if (elem_bytes == 4 && is_float) {
+    type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  } else if (elem_bytes == 2) {
+    type = is_float ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  } else {
+    return false;
+  }
+  // (C, W, H, D, N), innermost first; strides of dims 1..4 in bytes.
+  const cuuint64_t dims[5] = {cuuint64_t(sizes[1]), cuuint64_t(sizes[4]), cuuint64_t(sizes[3]),
+                              cuuint64_t(sizes[2]), cuuint64_t(sizes[0])};
+  const cuuint64_t st[4] = {cuuint64_t(strides[4] * elem_bytes), cuuint64_t(strides[3] * elem_bytes),
+                            cuuint64_t(strides[2] * elem_bytes), cuuint64_t(strides[0] * elem_bytes)};
+  const cuuint32_t bdim[5] = {cuuint32_t(box[0]), cuuint32_t(box[1]), cuuint32_t(box[2]),
+                              cuuint32_t(box[3]), 1};
+  const cuuint32_t estr[5] = {1, 1, 1, 1, 1};
+  const CUresult r = fn(reinterpret_cast<CUtensorMap*>(map), type, 5, const_cast<void*>(x), dims,
+                        st, bdim, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B,
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS;
+}
+
+}  // namespace convt3d

@@ -143,11 +143,11 @@ def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4):
     return head + 512 + max(3 * 2 * slices * 4096 + box_bufs * 4 * pos_pad * 16, 4 * bm * 65)
 
 
-TWG_TWO_SLICE_K = 56  # forward_cuda.cpp: kTwgTwoSliceK
+TWG_TWO_SLICE_K = 96  # forward_cuda.cpp: kTwgTwoSliceK
 
 
 def twg_slices_rule(spec, chunks):
-    """plan_twg's rule: two slices where channel chunks x taps per non-empty phase <= 56; only
+    """plan_twg's rule: two slices where channel chunks x taps per non-empty phase <= 96; only
     where the tile of four slices also fits twice per SM (the caller checks)."""
     taps = phase_taps(spec)
     return bool(taps) and chunks * sum(taps) / len(taps) <= TWG_TWO_SLICE_K

@@ -395,7 +395,7 @@ bool twg_tma_ok(const FastPlan& f, const at::Tensor& x, int bqh, int bqw, int sl
 
 // plan_twg: the longest average K loop per CTA (channel chunks x taps per phase) at which the
 // transposed kernel takes two slices per CTA.
-constexpr double kTwgTwoSliceK = 56;
+constexpr double kTwgTwoSliceK = 96;
 
 // The best twg tile of one slice count: run length, slice shape, shared memory, box buffers.
 struct TwgTile {
@@ -485,7 +485,10 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // 0.365 and 0.987 / 1.040; case 11 bf16 (32) 0.240 / 0.234 and 0.329 / 0.308, TF32 (64,
   // where two slices lose the streamed box) 0.412 / 0.444 and 0.518 / 0.491; case 2 bf16
   // (54) 1.006 / 1.016 and 1.298 / 1.312; case 3 (75-150 chunk-taps; two slices only fit a
-  // smaller tile) 3.22 / 3.83 bf16. A second call gave the same signs.
+  // smaller tile) 3.22 / 3.83 bf16. A second call gave the same signs. With TMA boxes the bar
+  // went from 56 to 96 (2026-11-24, H100, same script, four / two slices, ms, channels_last and
+  // NCDHW): case 2 TF32 (81 chunk-taps) 1.641 / 1.528 and 1.942 / 1.889; case 11 TF32 (64)
+  // 0.370 / 0.362 and 0.505 / 0.493.
   const int sl_env = f.sw.twg_slices;  // CONVT3D_TWG_SLICES=2/4 fixes it
   int slices = sl_env != 0 ? sl_env : fwd::kTwgSlices;
   TwgTile t = search(slices);

@@ -22,10 +22,12 @@
 // (fwd/twg_kernel.cuh, plan_twg) replaces the per-phase halo kernel for bf16, fp16 and TF32
 // layers with 32 < Cout/g <= 64 and at least 8 taps per phase on average, and v1 or the
 // per-phase kernel for TF32 with 32 < Cout/g <= 64 (twg_pays);
-// CONVT3D_TWG=1 forces it wherever legal, =0 never. Last, on sm_90 (sm_90a build), layers whose
-// kernel equals their stride (every output from one tap) with channels_last x take the
-// non-overlapping kernel (fwd/pw_kernel.cuh, plan_pw: one dense GEMM) unless fused took them;
-// CONVT3D_PW=1 forces it wherever legal, =0 never.
+// CONVT3D_TWG=1 forces it wherever legal, =0 never; with channels_last x it loads its boxes by
+// TMA where the tensor map is legal (twg_tma_ok; CONVT3D_TWG_TMA=0 never). Plans are cached per
+// call signature (cached_plan; CONVT3D_PLAN_CACHE=0 plans every call). Last, on sm_90 (sm_90a
+// build), layers whose kernel equals their stride (every output from one tap) with
+// channels_last x take the non-overlapping kernel (fwd/pw_kernel.cuh, plan_pw: one dense GEMM)
+// unless fused took them; CONVT3D_PW=1 forces it wherever legal, =0 never.
 #include "forward_cuda.h"
 
 #include "box_map.h"

@@ -18,7 +18,9 @@
 // of 2 SL taps (the loader two stages ahead, one stage of wgmmas in flight). The box holds one
 // 64-byte channel chunk: reloaded per chunk, or with a.box_bufs = 2 streamed: chunk c + 1 loads into
 // the other buffer while chunk c's first wgmmas run (short phases, e.g. 8 taps at stride 2,
-// would otherwise wait for every box). The epilogue goes through the fp32 tile of store_tile
+// would otherwise wait for every box). With channels_last x the host usually sets a.box_tma: one
+// thread then loads the whole box by TMA (tma.cuh), completing on the buffer's mbarrier, and
+// the TMA unit zero-fills and swizzles it. The epilogue goes through the fp32 tile of store_tile
 // (tile_to_y). Every stored element is written once, no atomics.
 #pragma once
 

@@ -1,8 +1,9 @@
 """A small, representative run of every CUDA kernel for compute-sanitizer (memcheck, racecheck):
 each fast-path dtype, both layouts, M/channel tails, empty phases, grouped and densified groups,
 v1, per-phase (mma.sync, and the opt-in wgmma variant on sm_90) and fused halo kernels, the
-transposed wgmma kernel (sm_90, bf16/fp16/TF32; box streamed and reloaded), the non-overlapping
-kernel (sm_90, channels_last), and the reference kernels for all four ops. Sizes are tiny: the sanitizers slow kernels down 10-100x.
+transposed wgmma kernel (sm_90, bf16/fp16/TF32; box streamed and reloaded, by TMA and by
+cp.async), the non-overlapping kernel (sm_90, channels_last), and the reference kernels for all
+four ops. Sizes are tiny: the sanitizers slow kernels down 10-100x.
 Exits non-zero if any result is wrong, so a clean sanitizer run also means correct output."""
 import os
 import sys
@@ -14,7 +15,7 @@ import inductor_convt3d  # noqa: F401
 
 ops = torch.ops.convt3d
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG",
-            "CONVT3D_TWG_SLICES", "CONVT3D_PW", "CONVT3D_PW_BN")
+            "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_PW", "CONVT3D_PW_BN")
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
@@ -44,6 +45,11 @@ CASES = [
      {"CONVT3D_TWG": "1", "CONVT3D_BOX_STREAM": "0"}),
     (1, 40, 48, (3, 4, 5), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1"}),
+    # channels_last boxes by cp.async instead of TMA (the default where the tensor map is legal)
+    (1, 72, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_TMA": "0"}),
+    (1, 40, 48, (3, 4, 5), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_TMA": "0", "CONVT3D_BOX_STREAM": "0"}),
     # the same two with two slices per CTA (two CTAs per SM, half the weight stage)
     (1, 72, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1", "CONVT3D_TWG_SLICES": "2"}),

@@ -1,7 +1,8 @@
 // A bounded, thread-safe memo from a call's planning inputs (a fixed-length key of integers) to
 // its plan. Planning a forward walks tile and box candidates for several kernels; an eager model
-// calls the same layer shapes again and again, and for a small layer that host time is the
-// call's latency (suite case 9: about 10 us of 50 on an H100's host). Hits copy the plan out;
+// calls the same layer shapes again and again, and each call paid that host time again (suite
+// case 11 on an H100's host: `_forward_path` 21.2 us uncached, 12.6 us cached; case 9, whose
+// plan is short, about 1 us). Hits copy the plan out;
 // the map is cleared when it reaches kMaxEntries, so a workload with endlessly new shapes costs
 // one planning per call, as without the cache.
 #pragma once

@@ -45,7 +45,6 @@ struct TwgCfg {
   static constexpr int BK = kBkBytes / int(sizeof(T));
   static constexpr int S = kTwgStages, TB = twg_taps_per_stage(SL);
   static constexpr int kStageBytes = TB * kTwgTapBytes;
-  static constexpr int kBatch = 4;  // box chunks per thread in flight (scalar loader)
   static constexpr int kTapsPerPass = NT / (64 * kChunks);  // weight copies: one tap = 256
 };
 
@@ -121,7 +120,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
 
   // Box of channels ci0 .. ci0 + BK - 1. KVEC: one cp.async per (position, plane), the four
   // planes of a position on consecutive threads (one commit group). Scalar: consecutive threads
-  // take consecutive positions (consecutive iw: coalesced in NCDHW), kBatch in flight each.
+  // take consecutive positions (consecutive iw: coalesced in NCDHW), all four planes each.
   const FastDiv div_hw(HW), div_hh(HH), div_p(P);  // box index math without divisions
   auto box_src = [&](int pos, int ci, bool& in) {
     int hw, hh;
@@ -154,42 +153,37 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
       }
       cp_async_commit();
     } else {
-      for (int base = 0; base < P * kChunks; base += NT * C::kBatch) {
-        uint4 v4[C::kBatch];
+      // One position per thread and all of its kChunks planes: the position's offset and
+      // bounds are computed once and the KRUN x kChunks loads step by the channel stride
+      // (a split of every (position, plane) index cost the NCDHW kernel most of its
+      // instructions: ncu, suite case 11 bf16).
+      for (int pos = tid; pos < P; pos += NT) {
+        bool in;
+        const int64_t off = box_src(pos, ci0, in);
+        const char* src = reinterpret_cast<const char*>(x + off);
+        const int nv = in ? a.cin_g - ci0 : 0;  // channels of this chunk inside x
+        uint4 v4[kChunks];
 #pragma unroll
-        for (int j = 0; j < C::kBatch; ++j) {
-          const int idx = base + j * NT + tid;
-          int pos;
-          const int kc = div_p.divmod(idx, pos);
-          const int ci = ci0 + kc * KRUN;
-          bool in;
-          const int64_t off = box_src(pos, ci, in);
-          const int nv = (idx < P * kChunks) & in ? a.cin_g - ci : 0;
-          const char* src = reinterpret_cast<const char*>(x + off);
+        for (int kc = 0; kc < kChunks; ++kc) {
+          // 64-bit to the plane, 32-bit within it (the host bounds (KRUN - 1) x the stride)
+          const char* sp = src + int64_t(kc * KRUN) * a.xs1_bytes;
           uint32_t v[KRUN];
 #pragma unroll
           for (int e = 0; e < KRUN; ++e) {
-            v[e] = e < nv ? ld_bits(reinterpret_cast<const T*>(src + e * a.xs1_bytes)) : 0u;
-          }
-          if constexpr (MODE == Mode::kTf32) {
-#pragma unroll
-            for (int e = 0; e < KRUN; ++e) v[e] = tf32_rna(__uint_as_float(v[e]));
+            v[e] = kc * KRUN + e < nv ? ld_bits(reinterpret_cast<const T*>(sp + e * a.xs1_bytes))
+                                      : 0u;
+            if constexpr (MODE == Mode::kTf32) v[e] = tf32_rna(__uint_as_float(v[e]));
           }
           if constexpr (KRUN == 8) {
-            v4[j] = make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16),
-                               v[6] | (v[7] << 16));
+            v4[kc] = make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16),
+                                v[6] | (v[7] << 16));
           } else {
-            v4[j] = make_uint4(v[0], v[1], v[2], v[3]);
+            v4[kc] = make_uint4(v[0], v[1], v[2], v[3]);
           }
         }
 #pragma unroll
-        for (int j = 0; j < C::kBatch; ++j) {
-          const int idx = base + j * NT + tid;
-          if (idx < P * kChunks) {
-            int pos;
-            const int kc = div_p.divmod(idx, pos);
-            *reinterpret_cast<uint4*>(bbox + sw64_offset(pos, kc)) = v4[j];
-          }
+        for (int kc = 0; kc < kChunks; ++kc) {
+          *reinterpret_cast<uint4*>(bbox + sw64_offset(pos, kc)) = v4[kc];
         }
       }
     }

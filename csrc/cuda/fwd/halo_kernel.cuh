@@ -65,7 +65,6 @@ struct HaloCfg : HaloGrid<BN, WG> {
   static constexpr int kWarpBufWords = fused_warp_buf_words(BN);
   static constexpr int kEpiBytes = FUSED ? int(fused_epi_bytes(BN, kElem)) : 0;
   static constexpr int kYoffBytes = (FUSED ? BM * 12 : BM * 8) + kEpiBytes;
-  static constexpr int kBatch = 4;  // halo chunks per thread in flight (scalar loader)
   static constexpr int kStagesBytes = S * kStageB;
 };
 
@@ -167,8 +166,8 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
 
   // Halo box of channels ci0 .. ci0+BK-1 -> sh. KVEC: one cp.async per 16-byte chunk, the four
   // chunks of a position on consecutive threads (one commit group). Scalar: consecutive threads
-  // take consecutive positions (consecutive iw: coalesced in NCDHW), kBatch chunks in flight
-  // per thread, stored directly.
+  // take consecutive positions (consecutive iw: coalesced in NCDHW), all four chunks each,
+  // stored directly.
   auto load_halo = [&](int ci0, uint32_t dst) {
     if constexpr (KVEC) {
       for (int idx = tid; idx < items; idx += NT) {
@@ -187,56 +186,37 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
       cp_async_commit();
     } else {
       // FastDiv here only: in the cp.async branch its registers cost the BN 64 kernel spills.
-      const FastDiv div_hw(HW), div_hh(HH), div_p(P);
-      for (int base = 0; base < items; base += NT * C::kBatch) {
-        uint4 v4[C::kBatch];
+      // One position per thread and all of its kChunks chunks: bounds and the 64-bit offset
+      // once per position, a 64-bit step per chunk, 32-bit offsets within one (the host
+      // bounds (KRUN - 1) x the channel stride); as twg_kernel.cuh's loader (design doc v14).
+      const FastDiv div_hw(HW), div_hh(HH);
+      for (int pos = tid; pos < P; pos += NT) {
+        int hw, hh;
+        const int hd = div_hh.divmod(div_hw.divmod(pos, hw), hh);
+        const int id = id0 + hd, ih = ih0 + hh, iw = iw0 + hw;
+        const bool in = (unsigned(id) < unsigned(a.ax[0].in)) &
+                        (unsigned(ih) < unsigned(a.ax[1].in)) &
+                        (unsigned(iw) < unsigned(a.ax[2].in));
+        const int nv = in ? a.cin_g - ci0 : 0;  // channels of this chunk inside x
+        const char* src = reinterpret_cast<const char*>(
+            x + (xn + int64_t(id) * a.xs[2] + int64_t(ih) * a.xs[3] + int64_t(iw) * a.xs[4] +
+                 int64_t(ci0) * a.xs[1]));
+        const int step = a.xs1_bytes;
+        uint4 v4[kChunks];
 #pragma unroll
-        for (int j = 0; j < C::kBatch; ++j) {
-          const int idx = base + j * NT + tid;
-          int pos, hw, hh;
-          const int kc = div_p.divmod(idx, pos);
-          const int hd = div_hh.divmod(div_hw.divmod(pos, hw), hh);
-          const int id = id0 + hd, ih = ih0 + hh, iw = iw0 + hw;
-          const int ci = ci0 + kc * KRUN;
-          const bool in = (idx < items) & (unsigned(id) < unsigned(a.ax[0].in)) &
-                          (unsigned(ih) < unsigned(a.ax[1].in)) &
-                          (unsigned(iw) < unsigned(a.ax[2].in));
-          const int nv = in ? a.cin_g - ci : 0;
-          const char* src = reinterpret_cast<const char*>(
-              x + (xn + int64_t(id) * a.xs[2] + int64_t(ih) * a.xs[3] + int64_t(iw) * a.xs[4] +
-                   int64_t(ci) * a.xs[1]));
-          const int step = a.xs1_bytes;
+        for (int kc = 0; kc < kChunks; ++kc) {
+          const char* sp = src + int64_t(kc * KRUN) * step;
           uint32_t v[KRUN];
-          if (nv >= KRUN) {
 #pragma unroll
-            for (int e = 0; e < KRUN; ++e) {
-              v[e] = ld_bits(reinterpret_cast<const T*>(src + e * step));
-            }
-          } else {
-#pragma unroll
-            for (int e = 0; e < KRUN; ++e) {
-              v[e] = e < nv ? ld_bits(reinterpret_cast<const T*>(src + e * step)) : 0u;
-            }
+          for (int e = 0; e < KRUN; ++e) {
+            v[e] = kc * KRUN + e < nv ? ld_bits(reinterpret_cast<const T*>(sp + e * step)) : 0u;
+            if constexpr (MODE == Mode::kTf32) v[e] = tf32_rna(__uint_as_float(v[e]));
           }
-          if constexpr (MODE == Mode::kTf32) {
-#pragma unroll
-            for (int e = 0; e < KRUN; ++e) v[e] = tf32_rna(__uint_as_float(v[e]));
-          }
-          if constexpr (KRUN == 8) {
-            v4[j] = make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16),
-                               v[6] | (v[7] << 16));
-          } else {
-            v4[j] = make_uint4(v[0], v[1], v[2], v[3]);
-          }
+          v4[kc] = pack_bits16<KRUN>(v);
         }
 #pragma unroll
-        for (int j = 0; j < C::kBatch; ++j) {
-          const int idx = base + j * NT + tid;
-          if (idx < items) {
-            int pos;
-            const int kc = div_p.divmod(idx, pos);
-            *reinterpret_cast<uint4*>(sh + dst + pos * kRowBytes + kc * kChunkBytes) = v4[j];
-          }
+        for (int kc = 0; kc < kChunks; ++kc) {
+          *reinterpret_cast<uint4*>(sh + dst + pos * kRowBytes + kc * kChunkBytes) = v4[kc];
         }
       }
     }

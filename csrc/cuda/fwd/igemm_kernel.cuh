@@ -203,12 +203,7 @@ __global__ void __launch_bounds__(IgemmCfg<MODE, BN, KVEC>::NT,
             v[e] = e < nv ? ld_bits(reinterpret_cast<const T*>(src + e * step)) : 0u;
           }
         }
-        if constexpr (KRUN == 8) {
-          areg[j] = make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16),
-                               v[6] | (v[7] << 16));
-        } else {
-          areg[j] = make_uint4(v[0], v[1], v[2], v[3]);
-        }
+        areg[j] = pack_bits16<KRUN>(v);
       }
     }
     // B: the packed weight row of (tap, column) is cin_pad contiguous elements, 16-byte aligned.

@@ -56,6 +56,18 @@ __device__ __forceinline__ uint32_t ld_bits(const T* p) {
   }
 }
 
+// 16 bytes of raw element bits (8 two-byte or 4 four-byte values, low bits each) as one vector.
+template <int KRUN>
+__device__ __forceinline__ uint4 pack_bits16(const uint32_t* v) {
+  static_assert(KRUN == 4 || KRUN == 8, "16 bytes of 4- or 2-byte elements");
+  if constexpr (KRUN == 8) {
+    return make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16),
+                      v[6] | (v[7] << 16));
+  } else {
+    return make_uint4(v[0], v[1], v[2], v[3]);
+  }
+}
+
 template <typename T>
 __device__ __forceinline__ float to_float(T v) {
   if constexpr (sizeof(T) == 4) {

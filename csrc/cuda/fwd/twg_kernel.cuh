@@ -174,12 +174,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
                                       : 0u;
             if constexpr (MODE == Mode::kTf32) v[e] = tf32_rna(__uint_as_float(v[e]));
           }
-          if constexpr (KRUN == 8) {
-            v4[kc] = make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16),
-                                v[6] | (v[7] << 16));
-          } else {
-            v4[kc] = make_uint4(v[0], v[1], v[2], v[3]);
-          }
+          v4[kc] = pack_bits16<KRUN>(v);
         }
 #pragma unroll
         for (int kc = 0; kc < kChunks; ++kc) {

@@ -3,7 +3,8 @@
 # summary table last. Logs go to $OUT (the device tool brings them back).
 #   STAGES=tests,sanitize,ab,bench  PYTEST_ARGS="tests/test_ops_*.py"  BENCH_ARGS="--cases 1,2"
 #   AB_ARGS="--cases 6,7 --dtypes bf16"   (ab: scripts/halo_ab.py, kernel A/B timings)
-#   SANITIZE_ARGS="--with CONVT3D_TWG"    (sanitize: only the cases that set that switch)
+#   SANITIZE_ARGS="--with CONVT3D_TWG"    (sanitize: only the cases that set that switch;
+#                 "--layout ncdhw" or "--layout cl": one layout)  SANITIZE_TOOLS="racecheck"
 #   EXTRA="python3 scripts/host_overhead.py 9 bf16 ndhwc"   (extra: any commands, after ab)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,7 +44,7 @@ if [[ ",$STAGES," == *",tests,"* ]]; then
 fi
 
 if [[ ",$STAGES," == *",sanitize,"* ]]; then
-  for tool in memcheck racecheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
     t0=$(date +%s)
     # shellcheck disable=SC2086
     compute-sanitizer --tool $tool --error-exitcode 7 python3 scripts/sanitize_subset.py \

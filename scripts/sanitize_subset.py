@@ -84,8 +84,14 @@ CASES = [
 
 
 def main():
-    # --with NAME: only the cases that set switch NAME (a short run for one kernel's change)
+    # --with NAME: only the cases that set switch NAME (a short run for one kernel's change);
+    # --layout ncdhw|cl: one layout only (racecheck of the whole subset outlasts one 600 s
+    # device call, so it can run in two halves)
     only = sys.argv[sys.argv.index("--with") + 1] if "--with" in sys.argv else None
+    layout = sys.argv[sys.argv.index("--layout") + 1] if "--layout" in sys.argv else None
+    if layout not in (None, "ncdhw", "cl"):
+        raise SystemExit(f"--layout must be ncdhw or cl, got {layout}")
+    layouts = [c for c in (False, True) if layout is None or c == (layout == "cl")]
     cases = [c for c in CASES if only is None or (len(c) > 10 and only in c[10])]
     failures = 0
     for dtype, tf32 in [(torch.bfloat16, False), (torch.float16, False), (torch.float32, True),
@@ -96,7 +102,7 @@ def main():
         for (N, ci, co, size, k, s, p, op, d, g, *env) in cases:
             for name in SWITCHES:
                 os.environ[name] = env[0].get(name, "") if env else ""
-            for cl in (False, True):
+            for cl in layouts:
                 x = torch.randn(N, ci, *size, device="cuda", dtype=dtype)
                 if cl:
                     x = x.contiguous(memory_format=torch.channels_last_3d)

@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   // Box of channels ci0 .. ci0 + BK - 1. KVEC: one cp.async per (position, plane), the four
   // planes of a position on consecutive threads (one commit group). Scalar: consecutive threads
   // take consecutive positions (consecutive iw: coalesced in NCDHW), all four planes each.
-  const FastDiv div_hw(HW), div_hh(HH), div_p(P);  // box index math without divisions
+  const FastDiv div_hw(HW), div_hh(HH);  // box index math without divisions
   auto box_src = [&](int pos, int ci, bool& in) {
     int hw, hh;
     const int hd = div_hh.divmod(div_hw.divmod(pos, hw), hh);

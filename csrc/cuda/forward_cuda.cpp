@@ -670,6 +670,7 @@ FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x, const Switch
   plan_halo(f, p, x);
   plan_twg(f, p, x);
   plan_pw(f, p, x);
+  fwd::set_grid_divs(a);
   if (f.dense_g > 1) f.name += "_dense";
   return f;
 }

@@ -6,16 +6,17 @@
 
 #include <cstdint>
 
+#include "phases.h"
+
 namespace convt3d {
 namespace fwd {
 
 struct FastDiv {
   uint32_t d, m, s;
+  // Magic numbers the host computed (phases.h: div_magic).
+  __device__ __forceinline__ explicit FastDiv(const DivMagic& g) : d(g.d), m(g.m), s(g.s) {}
   // d >= 1. One 64-bit division here, once per thread.
-  __device__ __forceinline__ explicit FastDiv(int divisor) : d(uint32_t(divisor)) {
-    s = d > 1 ? 32u - uint32_t(__clz(int(d - 1))) : 0u;  // smallest s with 2^s >= d
-    m = uint32_t((uint64_t(1) << 32) * ((uint64_t(1) << s) - d) / d + 1);
-  }
+  __device__ __forceinline__ explicit FastDiv(int divisor) : FastDiv(div_magic(uint32_t(divisor))) {}
   __device__ __forceinline__ int div(int n) const {
     return int((__umulhi(uint32_t(n), m) + uint32_t(n)) >> s);
   }

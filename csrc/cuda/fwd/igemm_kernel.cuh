@@ -42,6 +42,14 @@ struct IgemmCfg : IgemmGrid<MODE, BN> {
   static constexpr int kStageA = BM * kRowBytes, kStageB = BN * kRowBytes;
   static constexpr int S = KVEC ? kIgemmStages : 2;  // pipeline stages
   static constexpr int kPipeBytes = S * (kStageA + kStageB);
+  // The scalar loader's CTAs are latency-bound (ncu, suite case 6 bf16 NCDHW: 2 CTAs per SM by
+  // 117 registers, 0.44 instructions issued per cycle, long-scoreboard stalls first). Narrow
+  // tiles take three CTAs per SM (<= 80 registers). H100 A/B with the FastDiv row table and
+  // tile_coord, case 6 NCDHW: bf16 1.20 -> 0.97 ms, TF32 1.49 -> 1.37 (before them TF32
+  // spilled 44 B at this cap and lost). 3xTF32 would spill 188 B, so it keeps two.
+  static constexpr int kMinBlocks = (!KVEC && BN <= 32 && MODE != Mode::kTf32x3)
+                                        ? 3
+                                        : IgemmGrid<MODE, BN>::kMinBlocks;
   static constexpr int kEpiStride = BN + 1;  // odd: conflict-free along rows and columns
   static constexpr int kEpiBytes = BM * kEpiStride * 4;
   static constexpr int kSmemBytes =
@@ -81,7 +89,7 @@ __global__ void __launch_bounds__(IgemmCfg<MODE, BN, KVEC>::NT,
   const int tid = threadIdx.x;
 
   // ---- which tile (tile_coord).
-  const TileCoord tc = tile_coord(a);
+  const TileCoord tc = MODE == Mode::kTf32x3 ? tile_coord_wide(a) : tile_coord(a);
   const int nt = tc.nt, mt = tc.mt, g = tc.g, rd = tc.rd, rh = tc.rh, rw = tc.rw;
   const int sw = a.ax[2].stride, sh = a.ax[1].stride;
   const int Qd = a.ax[0].q[rd], Qh = a.ax[1].q[rh], Qw = a.ax[2].q[rw];
@@ -97,14 +105,11 @@ __global__ void __launch_bounds__(IgemmCfg<MODE, BN, KVEC>::NT,
     if (m < M) {
       int qw, qh, qd;
       int64_t n;
-      if (m <= 0xffffffffLL) {  // 32-bit division is much cheaper
-        uint32_t u = static_cast<uint32_t>(m);
-        qw = static_cast<int>(u % uint32_t(Qw));
-        u /= uint32_t(Qw);
-        qh = static_cast<int>(u % uint32_t(Qh));
-        u /= uint32_t(Qh);
-        qd = static_cast<int>(u % uint32_t(Qd));
-        n = u / uint32_t(Qd);
+      if (m < 0x7fffffffLL) {  // FastDiv with the host's magic numbers (phases.h)
+        int u = static_cast<int>(m);
+        u = FastDiv(a.ax[2].qdiv[rw]).divmod(u, qw);
+        u = FastDiv(a.ax[1].qdiv[rh]).divmod(u, qh);
+        n = FastDiv(a.ax[0].qdiv[rd]).divmod(u, qd);
       } else {
         int64_t u = m;
         qw = static_cast<int>(u % Qw);

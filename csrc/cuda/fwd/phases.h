@@ -16,6 +16,36 @@ namespace fwd {
 
 constexpr int kMaxStride = 16;  // per-axis stride the plan tables hold; larger -> reference
 
+#if defined(__CUDACC__)
+#define CONVT3D_HOST_DEVICE __host__ __device__
+#else
+#define CONVT3D_HOST_DEVICE
+#endif
+
+// Magic numbers for n / d with 0 <= n < 2^31 and d >= 1 (round-up method of Granlund and
+// Montgomery): q = (umulhi(n, m) + n) >> s. fast_div.cuh's FastDiv evaluates it. Divisors fixed
+// by the plan get theirs here, on the host, once per plan; a kernel-side constructor costs a
+// 64-bit division.
+struct DivMagic {
+  uint32_t d = 1, m = 1, s = 0;
+};
+
+CONVT3D_HOST_DEVICE inline DivMagic div_magic(uint32_t d) {
+  DivMagic g;
+  g.d = d;
+  uint32_t s = 0;
+  if (d > 1) {
+#if defined(__CUDA_ARCH__)
+    s = 32u - uint32_t(__clz(int(d - 1)));  // smallest s with 2^s >= d
+#else
+    s = 32u - uint32_t(__builtin_clz(d - 1));
+#endif
+  }
+  g.s = s;
+  g.m = uint32_t((uint64_t(1) << 32) * ((uint64_t(1) << s) - d) / d + 1);
+  return g;
+}
+
 struct AxisPlan {
   int in = 0, stride = 1;
   int tstep = 1, cstep = 0;  // next tap: t += tstep, c -= cstep
@@ -23,6 +53,7 @@ struct AxisPlan {
   int ntap[kMaxStride];      // |T_r|
   int t0[kMaxStride];        // first tap of T_r
   int c0[kMaxStride];        // its input offset c_t0
+  DivMagic qdiv[kMaxStride];  // divides by q[r] (at least 1)
 };
 
 // Everything the kernel reads. Element strides are in NCDHW index order, any memory format.
@@ -36,6 +67,9 @@ struct FwdArgs {
   int k[3] = {};
   int n = 0, cin_g = 0, cout_g = 0, cin_pad = 0;
   int phases = 0, m_tiles = 0, n_tiles = 0;  // grid = n_tiles * phases * m_tiles * groups
+  // Divide by n_tiles, phases, m_tiles and the w and h strides (tile_coord); set by
+  // set_grid_divs once the plan is final.
+  DivMagic div_nt, div_ph, div_mt, div_sw, div_sh;
   int y_cfast = 0;     // 1: y's channels are unit-stride (channels_last)
   int y_vec = 0;       // 1: and 16-byte stores of channels are aligned (set at launch)
   int xs1_bytes = 0;   // channel stride in bytes for the scalar loader; (KRUN-1)x fits in int32
@@ -100,8 +134,19 @@ inline bool plan_axis(AxisPlan& ax, int64_t in, int64_t out, int64_t k, int64_t 
       ++count;
     }
     ax.ntap[r] = count;
+    ax.qdiv[r] = div_magic(static_cast<uint32_t>(ax.q[r] > 0 ? ax.q[r] : 1));
   }
   return true;
+}
+
+// The grid divisors of tile_coord, from the plan's final n_tiles, phases and m_tiles.
+inline void set_grid_divs(FwdArgs& a) {
+  auto pos = [](int v) { return static_cast<uint32_t>(v > 0 ? v : 1); };
+  a.div_nt = div_magic(pos(a.n_tiles));
+  a.div_ph = div_magic(pos(a.phases));
+  a.div_mt = div_magic(pos(a.m_tiles));
+  a.div_sw = div_magic(pos(a.ax[2].stride));
+  a.div_sh = div_magic(pos(a.ax[1].stride));
 }
 
 }  // namespace fwd

@@ -76,11 +76,10 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 
   // ---- tile: N tile fastest, so the CTAs sharing an A tile run together (A stays in L2).
-  int64_t b = blockIdx.x;
-  const int nt = static_cast<int>(b % a.n_tiles);
-  b /= a.n_tiles;
-  const int64_t m0 = (b % a.m_tiles) * int64_t(BM);
-  const int g = static_cast<int>(b / a.m_tiles);
+  // The grid is below 2^31 CTAs (host): FastDiv with the host's magic numbers.
+  int nt, mt;
+  const int g = FastDiv(a.div_mt).divmod(FastDiv(a.div_nt).divmod(int(blockIdx.x), nt), mt);
+  const int64_t m0 = int64_t(mt) * BM;
   const int ncols = a.k[0] * a.k[1] * a.k[2] * a.cout_g;  // N of the GEMM
   const int n0 = nt * BN;
 

@@ -196,6 +196,24 @@ struct TileCoord {
 };
 
 __device__ __forceinline__ TileCoord tile_coord(const FwdArgs& a) {
+  // The host keeps grids below 2^31 CTAs, so FastDiv (host magic numbers) splits the index: six
+  // runtime divisions were about 140 of a v1 warp's 2000 instructions (ncu, suite case 6).
+  int b = static_cast<int>(blockIdx.x);
+  TileCoord c;
+  b = FastDiv(a.div_nt).divmod(b, c.nt);
+  int ph;
+  b = FastDiv(a.div_ph).divmod(b, ph);
+  c.g = FastDiv(a.div_mt).divmod(b, c.mt);
+  ph = FastDiv(a.div_sw).divmod(ph, c.rw);
+  c.rd = FastDiv(a.div_sh).divmod(ph, c.rh);
+  return c;
+}
+
+// The same by 64-bit divisions, for the 3xTF32 kernels of v1 and halo only: at 128 registers,
+// ptxas kept their K loops free of spills with it, and with the FastDiv version put six local
+// loads per stage into v1's BN 32 loop (cuobjdump) and spilled 44 B in halo's BN 32 (H100 A/B:
+// suite case 10 strict fp32 NCDHW 4 % slower).
+__device__ __forceinline__ TileCoord tile_coord_wide(const FwdArgs& a) {
   int64_t b = blockIdx.x;
   TileCoord c;
   c.nt = static_cast<int>(b % a.n_tiles);
@@ -282,6 +300,16 @@ __device__ __forceinline__ void tile_to_y(const float* ct, int rows, const int64
       if (yo < 0) continue;
       T* yp = y + yo + int64_t(n0 + j) * cstride;
       const float* src = ct + r * S + j;
+      if (g == 1 && cols_left == BN) {
+        // A whole row (the common case): a compile-time trip count and tile offsets. The loop
+        // below took 27 instructions per 4 stores (ncu, suite case 6 bf16 NCDHW on v1).
+#pragma unroll 8
+        for (int cl = 0; cl < BN; ++cl) {
+          *yp = from_float<T>(src[cl]);
+          yp += cstride;
+        }
+        continue;
+      }
       const int64_t step = int64_t(g) * cstride;
 #pragma unroll 4
       for (int cl = j; cl < cols_left; cl += g) {

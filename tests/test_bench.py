@@ -204,16 +204,38 @@ def _sleeper(durations_ms):
     return fn
 
 
+def test_time_based_warmup_is_cuda_only():
+    # On the CPU, warmup_s changes nothing (it exists for GPU clocks).
+    seen = []
+    t = measure(lambda x: seen.append(1) or x, [(torch.zeros(1),)], torch.device("cpu"),
+                Policy(warmup=1, iters=2, budget_s=10, warmup_s=5.0))
+    assert t.warmup == 1 and len(seen) == 1 + 1 + 2
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA only")
+def test_time_based_warmup_on_cuda_lasts_and_replans():
+    x = torch.randn(1 << 20, device="cuda")
+    policy = Policy(warmup=1, iters=7, budget_s=10, warmup_s=0.03)
+    t0 = time.perf_counter()
+    t = measure(lambda v: v * 2, [(x,)], torch.device("cuda"), policy)
+    wall = time.perf_counter() - t0
+    assert wall >= 0.03 and t.warmup > policy.warmup   # warmed up by time, not by count
+    assert t.warmup <= policy.warmup + policy.max_warmup
+    assert t.iters == 7 and len(t.times_ms) == 7       # planned from the warm-up's per-call time
+    assert torch.equal(t.output, x * 2)
+
+
 def test_measure_steady_repeats_a_scattered_measurement():
-    # first call, 8 timed calls alternating 2 and 8 ms (IQR ~ median), then a steady 2 ms
-    noisy = [2.0] + [2.0, 8.0] * 4
-    fn = _sleeper(noisy + [2.0] * 9)
+    # first call, 8 timed calls alternating 10 and 40 ms (IQR ~ median), then a steady 10 ms
+    # (10 ms, not 2: under pytest -n 16 a 2 ms sleep took 4 ms at times and read as scatter)
+    noisy = [10.0] + [10.0, 40.0] * 4
+    fn = _sleeper(noisy + [10.0] * 9)
     policy = Policy(warmup=0, iters=8, budget_s=10)
     t = measure_steady(fn, [(torch.zeros(2),)], torch.device("cpu"), policy)
     assert t.remeasured and len(t.times_ms) == 8
-    assert t.spread < policy.noisy_spread and t.median_ms < 4.0
+    assert t.spread < policy.noisy_spread and t.median_ms < 20.0
     assert torch.equal(t.output, torch.zeros(2))      # the first measurement's output
-    steady = measure_steady(_sleeper([2.0]), [(torch.zeros(2),)], torch.device("cpu"), policy)
+    steady = measure_steady(_sleeper([10.0]), [(torch.zeros(2),)], torch.device("cpu"), policy)
     assert not steady.remeasured and steady.to_json()["remeasured"] is False
 
 

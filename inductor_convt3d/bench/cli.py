@@ -20,8 +20,8 @@ from .runner import run_case
 from .suite import CASE_IDS, get_cases
 from .timing import Policy, is_cuda, l2_bytes
 
-DEFAULTS = dict(warmup=5, iters=50, budget=0.5)
-QUICK = dict(warmup=2, iters=10, budget=0.3)
+DEFAULTS = dict(warmup=5, iters=50, budget=0.5, warmup_ms=50.0)
+QUICK = dict(warmup=2, iters=10, budget=0.3, warmup_ms=50.0)
 
 
 def _list(kind: str, choices, cast=str):
@@ -56,6 +56,10 @@ def parser() -> argparse.ArgumentParser:
                    help="default: cuda when available, else cpu")
     p.add_argument("--warmup", type=int, default=None,
                    help=f"warm-up calls after the first call, at most (default {DEFAULTS['warmup']})")
+    p.add_argument("--warmup-ms", type=float, default=None,
+                   help="CUDA: warm up for at least this many milliseconds of device time, so "
+                        "that an idle GPU's clocks are back up before the timed calls; 0 turns "
+                        f"it off (default {DEFAULTS['warmup_ms']:g})")
     p.add_argument("--iters", type=int, default=None,
                    help=f"timed calls, at most (default {DEFAULTS['iters']})")
     p.add_argument("--budget", type=float, default=None,
@@ -156,9 +160,11 @@ def _run(args, argv: list[str], poison_unset: bool) -> int:
     policy = Policy(warmup=base["warmup"] if args.warmup is None else args.warmup,
                     iters=base["iters"] if args.iters is None else args.iters,
                     budget_s=base["budget"] if args.budget is None else args.budget,
-                    slow_s=args.slow)
-    if policy.iters < 1 or policy.warmup < 0 or args.shrink < 1:
-        print("bench: --iters must be >= 1, --warmup >= 0, --shrink >= 1", file=sys.stderr)
+                    slow_s=args.slow,
+                    warmup_s=(base["warmup_ms"] if args.warmup_ms is None else args.warmup_ms) / 1e3)
+    if policy.iters < 1 or policy.warmup < 0 or policy.warmup_s < 0 or args.shrink < 1:
+        print("bench: --iters must be >= 1, --warmup >= 0, --warmup-ms >= 0, --shrink >= 1",
+              file=sys.stderr)
         return 2
     with_default = is_cuda(device) and not args.no_cudnn_default
     t0 = time.monotonic()

@@ -10,6 +10,10 @@ Every call site measures in the same way:
      `iters` and at least `min_iters` timed calls, or `slow_iters` when one call takes longer than
      `slow_s` (the result is then marked slow; a single call when slow_iters calls would take
      longer than `slow_cap_s`).
+     On CUDA the warm-up also lasts at least `warmup_s` of device time (at most `max_warmup`
+     calls): a GPU left idle, e.g. while the fp64 reference ran on the CPU, lowers its clocks,
+     and a few calls do not bring them back. The number of timed calls is then planned from
+     the warm-up's time per call, not from the first call's (which includes one-time work).
 measure_steady repeats a measurement once when its timed calls scatter (interquartile range
 over `noisy_spread` of the median: something else ran on the machine) and keeps the steadier.
 """
@@ -37,6 +41,8 @@ class Policy:
     slow_iters: int = 2
     slow_cap_s: float = 10.0  # a slow measurement's timed calls take about this long at most
     noisy_spread: float = 0.25  # IQR / median above which measure_steady measures again
+    warmup_s: float = 0.0     # CUDA only: warm up for at least this long (device time)
+    max_warmup: int = 2000    # calls, at most, of that time-based warm-up
 
     def plan(self, est_s: float) -> tuple[int, int, bool]:
         """(warm-up calls, timed calls, slow) for a call estimated at est_s seconds."""
@@ -138,6 +144,23 @@ def _wall(fn, args, device) -> tuple[float, torch.Tensor, int | None]:
     return time.perf_counter() - t0, y, mem
 
 
+def _warm_for(fn, arg_sets, device, policy: Policy, start: int) -> tuple[int, float]:
+    """Call fn in doubling batches, each synchronised, until policy.warmup_s has passed or
+    policy.max_warmup calls ran. Returns (calls, wall seconds per call of those calls)."""
+    k = len(arg_sets)
+    n, batch, t0 = 0, 1, time.perf_counter()
+    while True:
+        for _ in range(batch):
+            y = fn(*arg_sets[(start + n) % k])
+            n += 1
+        del y
+        synchronize(device)
+        elapsed = time.perf_counter() - t0
+        if elapsed >= policy.warmup_s or n >= policy.max_warmup:
+            return n, elapsed / n
+        batch = min(2 * batch, policy.max_warmup - n)
+
+
 def measure(fn: Callable, arg_sets: Sequence[tuple], device: torch.device, policy: Policy,
             first_is_steady: bool = True) -> Timing:
     """Time fn over arg_sets (rotating). The first output (of arg_sets[0]) is kept in .output."""
@@ -157,6 +180,10 @@ def measure(fn: Callable, arg_sets: Sequence[tuple], device: torch.device, polic
         y = fn(*arg_sets[i % k])
     del y
     synchronize(device)
+    if is_cuda(device) and not slow and policy.warmup_s > 0:
+        n_more, per_call_s = _warm_for(fn, arg_sets, device, policy, n_warm)
+        n_warm += n_more
+        n_iter = policy.plan(per_call_s)[1]
 
     times: list[float] = []
     y0 = None

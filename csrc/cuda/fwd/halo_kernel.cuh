@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
 #pragma unroll
           for (int e = 0; e < KRUN; ++e) {
             v[e] = kc * KRUN + e < nv ? ld_bits(reinterpret_cast<const T*>(sp + e * step)) : 0u;
-            if constexpr (MODE == Mode::kTf32) v[e] = tf32_rna(__uint_as_float(v[e]));
+            if constexpr (MODE == Mode::kTf32) v[e] = tf32_operand(v[e]);
           }
           v4[kc] = pack_bits16<KRUN>(v);
         }

@@ -56,6 +56,31 @@ __device__ __forceinline__ uint32_t tf32_rna(float x) {
   return r;
 }
 
+// The same rounding for an operand on its way from global to shared memory: half a TF32 ulp
+// added to the bits, the low 13 bits left for the tensor core to drop (it truncates; CUTLASS's
+// round_half_ulp_truncate). Two instructions (FSETP, IADD) where cvt.rna.tf32 stored to memory
+// costs three: ptxas must mask a result that leaves registers. Inf and NaN keep their bits: the
+// add would carry a NaN whose high mantissa bits are all ones (CUDA's 0x7fffffff) into the sign.
+__device__ __forceinline__ uint32_t tf32_operand(uint32_t x) {
+  return fabsf(__uint_as_float(x)) < __uint_as_float(0x7f800000u) ? x + 0x1000u : x;
+}
+
+// tf32_rna on 16 bytes of a TF32 box in shared memory, masked (exact TF32 bits), taken and
+// returned by value so that the box is read and written with 128-bit accesses (through a
+// uint4& and cvt.rna, ptxas split them into four 32-bit LDS/STS each: channels_last TF32 rows
+// 7-16 % slower). Unmasked, suite case 3 TF32 channels_last (compute-bound, box by TMA) ran
+// 4-6 % slower on an H100 while loader-bound rows gained 0-3 % (same-machine A/B, 2026-11-24);
+// the low bits likely cost power in the tensor core's datapath (not measured).
+__device__ __forceinline__ uint32_t tf32_round_bits(uint32_t x) {
+  return fabsf(__uint_as_float(x)) < __uint_as_float(0x7f800000u) ? (x + 0x1000u) & 0xffffe000u
+                                                                    : x;
+}
+
+__device__ __forceinline__ uint4 tf32_round4(uint4 v) {
+  return make_uint4(tf32_round_bits(v.x), tf32_round_bits(v.y), tf32_round_bits(v.z),
+                    tf32_round_bits(v.w));
+}
+
 // 16-byte global->shared copy; src_bytes = 0 fills the destination with zeros without reading.
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"

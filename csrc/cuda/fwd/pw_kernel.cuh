@@ -214,12 +214,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       for (int j = 0; j < C::PA; ++j) {
         uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStageA +
                                             (r_base + C::RS * j) * kPwBkBytes + swz);
-        uint4 v = *q;
-        v.x = tf32_rna(__uint_as_float(v.x));
-        v.y = tf32_rna(__uint_as_float(v.y));
-        v.z = tf32_rna(__uint_as_float(v.z));
-        v.w = tf32_rna(__uint_as_float(v.w));
-        *q = v;
+        *q = tf32_round4(*q);
       }
     }
     fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)

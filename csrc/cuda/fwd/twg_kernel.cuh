@@ -143,13 +143,34 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
       }
       cp_async_commit();
     } else if constexpr (KVEC) {
-      for (int idx = tid; idx < P * kChunks; idx += NT) {
-        const int pos = idx / kChunks, kc = idx % kChunks;
-        const int ci = ci0 + kc * KRUN;
-        bool in;
-        const int64_t off = box_src(pos, ci, in);
-        const bool ok = in & (ci < a.cin_g);
-        cp_async_16(box_addr + sw64_offset(pos, kc), ok ? x + off : x, ok ? 16 : 0);
+      // Thread tid copies plane kc = tid % kChunks of positions tid / kChunks + i x NT /
+      // kChunks (same order as one index per copy), so its channel test and offset are set once
+      // per box. A position's offset from the box's corner is 32-bit when the box spans fewer
+      // than 2^31 elements: the 64-bit math per copy was a quarter of all instructions of
+      // suite case 12 TF32 channels_last (ncu source page).
+      static_assert(NT % kChunks == 0, "twg: a thread's box copies share one plane");
+      const int kc = tid % kChunks, ci = ci0 + kc * KRUN;
+      const bool ci_ok = ci < a.cin_g;
+      if (int64_t(HD) * a.xs[2] + int64_t(HH) * a.xs[3] + int64_t(HW) * a.xs[4] < (int64_t(1) << 31)) {
+        const T* const corner = x + (xn + int64_t(id0) * a.xs[2] + int64_t(ih0) * a.xs[3] +
+                                     int64_t(iw0) * a.xs[4] + int64_t(ci) * a.xs[1]);
+        const int s2 = int(a.xs[2]), s3 = int(a.xs[3]), s4 = int(a.xs[4]);
+        for (int pos = tid / kChunks; pos < P; pos += NT / kChunks) {
+          int hw, hh;
+          const int hd = div_hh.divmod(div_hw.divmod(pos, hw), hh);
+          const bool ok = ci_ok & (unsigned(id0 + hd) < unsigned(a.ax[0].in)) &
+                          (unsigned(ih0 + hh) < unsigned(a.ax[1].in)) &
+                          (unsigned(iw0 + hw) < unsigned(a.ax[2].in));
+          const T* src = corner + (hd * s2 + hh * s3 + hw * s4);
+          cp_async_16(box_addr + sw64_offset(pos, kc), ok ? src : x, ok ? 16 : 0);
+        }
+      } else {
+        for (int pos = tid / kChunks; pos < P; pos += NT / kChunks) {
+          bool in;
+          const int64_t off = box_src(pos, ci, in);
+          const bool ok = in & ci_ok;
+          cp_async_16(box_addr + sw64_offset(pos, kc), ok ? x + off : x, ok ? 16 : 0);
+        }
       }
       cp_async_commit();
     } else {
@@ -172,7 +193,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
           for (int e = 0; e < KRUN; ++e) {
             v[e] = kc * KRUN + e < nv ? ld_bits(reinterpret_cast<const T*>(sp + e * a.xs1_bytes))
                                       : 0u;
-            if constexpr (MODE == Mode::kTf32) v[e] = tf32_rna(__uint_as_float(v[e]));
+            if constexpr (MODE == Mode::kTf32) v[e] = tf32_operand(v[e]);
           }
           v4[kc] = pack_bits16<KRUN>(v);
         }
@@ -185,19 +206,15 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   };
 
   // TF32 with cp.async: after the wait, each thread rounds the box chunks it copied itself (its
-  // own completed cp.async writes are visible to it), before the fence and barrier.
+  // own completed cp.async writes are visible to it), before the fence and barrier. Its chunks
+  // idx = tid, tid + NT, ... sit NT x 16 bytes apart: NT / kChunks rows is a whole number of
+  // the swizzle's 8-row periods, so the loop is one pointer step, not a swizzle per chunk.
+  static_assert(NT / kChunks % 8 == 0, "twg: round_box steps whole swizzle periods");
   auto round_box = [&](int buf) {
     if constexpr (KVEC && MODE == Mode::kTf32) {
-      for (int idx = tid; idx < P * kChunks; idx += NT) {
-        uint4* q = reinterpret_cast<uint4*>(sbox + buf * box_bytes +
-                                            sw64_offset(idx / kChunks, idx % kChunks));
-        uint4 v = *q;
-        v.x = tf32_rna(__uint_as_float(v.x));
-        v.y = tf32_rna(__uint_as_float(v.y));
-        v.z = tf32_rna(__uint_as_float(v.z));
-        v.w = tf32_rna(__uint_as_float(v.w));
-        *q = v;
-      }
+      uint4* q = reinterpret_cast<uint4*>(sbox + buf * box_bytes +
+                                          sw64_offset(tid / kChunks, tid % kChunks));
+      for (int idx = tid; idx < P * kChunks; idx += NT, q += NT) *q = tf32_round4(*q);
     }
   };
 

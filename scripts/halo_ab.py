@@ -3,7 +3,8 @@ per call): v1 (CONVT3D_HALO=0), per-phase halo (=1), its wgmma variant (=1 with
 CONVT3D_WGMMA=1, sm_90), per-phase halo reloading its box per chunk (=1 with
 CONVT3D_BOX_STREAM=0), fused halo (=2), the transposed wgmma kernel (CONVT3D_TWG=1, bf16/fp16/TF32,
 sm_90; twg_reload: its box reloaded per chunk, CONVT3D_BOX_STREAM=0; twg_s2 / twg_s4: two or
-four slices per CTA, CONVT3D_TWG_SLICES; twg_cpasync: its channels_last box by cp.async instead
+four slices per CTA, CONVT3D_TWG_SLICES; twg_j1/j2/j4 (and j2s2/j4s2 with two slices): 1, 2
+or 4 stacked depth planes per warpgroup, CONVT3D_TWG_STACK; twg_cpasync: its channels_last box by cp.async instead
 of TMA, CONVT3D_TWG_TMA=0), the non-overlapping
 kernel (CONVT3D_PW=1, kernel == stride, channels_last x, sm_90; pw64/128/256 fix its BN), the
 automatic choice, and for grouped layers the automatic choice with densified groups off (CONVT3D_DENSE=0).
@@ -23,7 +24,8 @@ from inductor_convt3d.bench.suite import get_cases
 
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENSE", "CONVT3D_TWG",
-            "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_PW", "CONVT3D_PW_BN")
+            "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_PW",
+            "CONVT3D_PW_BN")
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
     "halo": {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0"},
@@ -35,6 +37,12 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "twg_s2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_SLICES": "2"},
     "twg_s4": {"CONVT3D_TWG": "1", "CONVT3D_TWG_SLICES": "4"},
     "twg_cpasync": {"CONVT3D_TWG": "1", "CONVT3D_TWG_TMA": "0"},  # channels_last box by cp.async
+    # stacked depth planes per warpgroup (Cout/g <= 64 / J), four or two slices
+    "twg_j1": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "1"},
+    "twg_j2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "2"},
+    "twg_j4": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4"},
+    "twg_j2s2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "2", "CONVT3D_TWG_SLICES": "2"},
+    "twg_j4s2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4", "CONVT3D_TWG_SLICES": "2"},
     "pw": {"CONVT3D_PW": "1"},
     "pw64": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "64"},
     "pw128": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "128"},
@@ -95,18 +103,16 @@ def main():
                 xl = x.contiguous(memory_format=torch.channels_last_3d) if layout == "ndhwc" else x
                 call = (xl, w, b, list(a["stride"]), list(a["padding"]), list(a["output_padding"]),
                         list(a["dilation"]), a["groups"])
-                res = {}
+                res, ran = {}, {}
                 for v in variants:
                     set_switches(VARIANTS[v])
                     skip = v == "nodense" and c.groups == 1
                     res[v] = float("nan") if skip else median_ms(lambda: op(*call), batch=args.batch)
+                    ran[v] = torch.ops.convt3d._forward_path(xl, w, *call[3:])
                 set_switches({})
                 path = torch.ops.convt3d._forward_path(xl, w, *call[3:])
-                extra = ""
-                if "twg" in variants:  # which kernel the twg column ran
-                    set_switches(VARIANTS["twg"])
-                    extra = "  twg column: " + torch.ops.convt3d._forward_path(xl, w, *call[3:])
-                    set_switches({})
+                # which kernel each forced twg column ran
+                extra = "".join(f"  {v}: {ran[v]}" for v in variants if v.startswith("twg"))
                 print(f"{c.id:>4} {prec:>5} {layout:>6} " +
                       " ".join(f"{res[v]:>9.4f}" for v in variants) + f"  {path}{extra}")
 

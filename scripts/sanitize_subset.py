@@ -15,7 +15,8 @@ import inductor_convt3d  # noqa: F401
 
 ops = torch.ops.convt3d
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG",
-            "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_PW", "CONVT3D_PW_BN")
+            "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_PW",
+            "CONVT3D_PW_BN")
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
@@ -55,6 +56,12 @@ CASES = [
      {"CONVT3D_TWG": "1", "CONVT3D_TWG_SLICES": "2"}),
     (1, 40, 48, (3, 4, 5), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1", "CONVT3D_TWG_SLICES": "2"}),
+    # stacked depth planes (Cout/g <= 32): two planes per warpgroup with a depth tail, two
+    # channel chunks; four planes on a stride-2 layer with one- and two-tap phases
+    (1, 40, 24, (5, 4, 9), (3, 3, 3), (1, 1, 1), (0, 1, 1), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "2"}),
+    (1, 16, 12, (4, 5, 6), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1,
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4"}),
     # both again with the wgmma variant forced (sm_90), and the first with its box reloaded per
     # chunk instead of streamed
     (1, 48, 72, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,

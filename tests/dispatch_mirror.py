@@ -135,12 +135,13 @@ TWG_SMEM_CAP = {  # H100 (twg runs on 9.0 only): four slices may take the opt-in
 }
 
 
-def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4):
+def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1):
     """twg_smem_bytes (tile_configs.h): the row and tap tables and two mbarriers, then (at the
     next 512-byte boundary: the swizzle's period) 3 stages of 2 x slices taps x 4 KB of
-    weights and the boxes."""
-    head = -(-(-(-(8 * slices * nr + 4 * tap_cap) // 8) * 8 + 16) // 128) * 128
-    return head + 512 + max(3 * 2 * slices * 4096 + box_bufs * 4 * pos_pad * 16, 4 * bm * 65)
+    weights and the boxes, or the epilogue tile [bm][64 / stack + 1] fp32 if larger."""
+    head = -(-(-(-(8 * slices * stack * nr + 4 * tap_cap) // 8) * 8 + 16) // 128) * 128
+    return head + 512 + max(3 * 2 * slices * 4096 + box_bufs * 4 * pos_pad * 16,
+                            4 * bm * (64 // stack + 1))
 
 
 TWG_TWO_SLICE_K = 96  # forward_cuda.cpp: kTwgTwoSliceK
@@ -153,50 +154,72 @@ def twg_slices_rule(spec, chunks):
     return bool(taps) and chunks * sum(taps) / len(taps) <= TWG_TWO_SLICE_K
 
 
+def twg_stack_ok(spec, stack):
+    """twg_stack_ok (forward_cuda.cpp): J stacked depth planes need Cout/g <= 64 / J and, for
+    J > 1, unit depth tap steps or at most one depth tap per phase."""
+    _, _, cout, size, k, s, p, op, d, g, _ = spec
+    if cout // g > 64 // stack:
+        return False
+    return stack == 1 or d[0] // math.gcd(s[0], d[0]) == 1 or all(
+        nt <= 1 for _, nt, _, _ in axis_taps(size[0], k[0], s[0], p[0], op[0], d[0]))
+
+
 def twg_run(spec, mode):
     """Mirror of plan_twg's choice (forward_cuda.cpp): (the run length NR with the fewest
     estimated cycles, whether the box streams through two buffers, the slices per CTA, the
-    slice's bqh and bqw), or None
-    when no box fits. It streams with more than one channel chunk when the second buffer fits,
-    unless CONVT3D_BOX_STREAM=0. CONVT3D_TWG_SLICES=2/4 fixes the slices, else twg_slices_rule."""
+    slice's bqh and bqw, the stacked depth planes J), or None when no box fits. Stacks are
+    those of twg_stack_ok (CONVT3D_TWG_STACK fixes one where legal). It streams with more than
+    one channel chunk when the second buffer fits, unless CONVT3D_BOX_STREAM=0.
+    CONVT3D_TWG_SLICES=2/4 fixes the slices, else twg_slices_rule."""
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
     axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
     chunks = -(-(cin // g) // bk_elems(mode))
-    tap_cap = -(-max(a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2])
-                // 4) * 4
     ext_w = max(c[2] for c in axes[2])
     qh0, qw0 = axes[1][0][0], axes[2][0][0]
+    fixed = os.environ.get("CONVT3D_TWG_STACK")
+    stacks = [j for j in (1, 2, 4)
+              if (fixed not in ("1", "2", "4") or fixed == str(j)) and twg_stack_ok(spec, j)]
 
     def search(sl):
         cap = TWG_SMEM_CAP[sl]
         best = None
-        for nr in TWG_RUNS:
-            last_w = -1
-            for kk in range(1, 17):
-                bqw = min(-(-qw0 // kk), nr - ext_w)
-                if bqw < 1 or bqw == last_w:
-                    continue
-                last_w = bqw
-                bqh = min(nr // (bqw + ext_w), qh0)
-                if bqh < 1:
-                    continue
-                cost, max_pos = 0.0, 0
-                for a in axes[0]:
-                    for b in axes[1]:
-                        for c in axes[2]:
-                            pos = (sl + a[2]) * (bqh + b[2]) * (bqw + c[2])
-                            max_pos = max(max_pos, pos)
-                            tiles = (spec[0] * -(-a[0] // sl) * -(-b[0] // bqh)
-                                     * -(-c[0] // bqw))
-                            t = a[1] * b[1] * c[1]
-                            cost += tiles * ((chunks * (sl * nr * t + pos) if t else 0)
-                                             + bqh * bqw)
-                pos_pad = -(-(max_pos + nr) // 8) * 8
-                bm = sl * bqh * bqw
-                if twg_smem(nr, bm, pos_pad, tap_cap, 1, sl) > cap:
-                    continue
-                if best is None or cost < best[0]:
-                    best = (cost, nr, bqh, bqw, twg_smem(nr, bm, pos_pad, tap_cap, 2, sl) <= cap)
+        for stack in stacks or [1]:
+            dd = sl * stack
+
+            def shifts(a):
+                return a[1] + stack - 1 if a[1] else 0
+
+            entries = max(shifts(a) * b[1] * c[1] * stack
+                          for a in axes[0] for b in axes[1] for c in axes[2])
+            tap_cap = -(-entries // 4) * 4
+            for nr in TWG_RUNS:
+                last_w = -1
+                for kk in range(1, 17):
+                    bqw = min(-(-qw0 // kk), nr - ext_w)
+                    if bqw < 1 or bqw == last_w:
+                        continue
+                    last_w = bqw
+                    bqh = min(nr // (bqw + ext_w), qh0)
+                    if bqh < 1:
+                        continue
+                    cost, max_pos = 0.0, 0
+                    for a in axes[0]:
+                        for b in axes[1]:
+                            for c in axes[2]:
+                                pos = (dd + a[2]) * (bqh + b[2]) * (bqw + c[2])
+                                max_pos = max(max_pos, pos)
+                                tiles = (spec[0] * -(-a[0] // dd) * -(-b[0] // bqh)
+                                         * -(-c[0] // bqw))
+                                t = shifts(a) * b[1] * c[1]
+                                cost += tiles * ((chunks * (sl * nr * t + pos) if t else 0)
+                                                 + stack * bqh * bqw)
+                    pos_pad = -(-(max_pos + nr) // 8) * 8
+                    bm = dd * bqh * bqw
+                    if twg_smem(nr, bm, pos_pad, tap_cap, 1, sl, stack) > cap:
+                        continue
+                    if best is None or cost < best[0]:
+                        best = (cost, nr, bqh, bqw,
+                                twg_smem(nr, bm, pos_pad, tap_cap, 2, sl, stack) <= cap, stack)
         return best
 
     env = os.environ.get("CONVT3D_TWG_SLICES")
@@ -204,15 +227,15 @@ def twg_run(spec, mode):
     best = search(sl)
     if env not in ("2", "4") and best is not None and twg_slices_rule(spec, chunks):
         two = search(2)
-        if two is not None and two[1:4] == best[1:4]:
+        if two is not None and two[1:4] == best[1:4] and two[5] == best[5]:
             best, sl = two, 2
     if best is None:
         return None
     stream = best[4] and chunks > 1 and os.environ.get("CONVT3D_BOX_STREAM") != "0"
-    return best[1], stream, sl, best[2], best[3]
+    return best[1], stream, sl, best[2], best[3], best[5]
 
 
-def twg_tma(x, spec, mode, kvec, sl, bqh, bqw):
+def twg_tma(x, spec, mode, kvec, sl, bqh, bqw, stack=1):
     """twg_tma_ok (forward_cuda.cpp): the transposed kernel loads its box by TMA (name "_tma")
     with the channel-fast loader's legality, every other x stride a multiple of 16 bytes, one
     tap count per axis over the phases that have taps, box extents <= 256, and whole 64-byte
@@ -224,7 +247,7 @@ def twg_tma(x, spec, mode, kvec, sl, bqh, bqw):
         return False
     if any(x.stride(i) * x.element_size() % 16 for i in (0, 2, 3, 4)):
         return False
-    for i, bq in enumerate((sl, bqh, bqw)):
+    for i, bq in enumerate((sl * stack, bqh, bqw)):
         phases = [a for a in axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) if a[1] > 0]
         if len({a[1] for a in phases}) > 1 or bq + max((a[2] for a in phases), default=0) > 256:
             return False
@@ -236,7 +259,9 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec):
     bf16/fp16/TF32 layer with 32 < Cout/g <= 64 and, when strided, at least 8 taps per
     non-empty phase on average, and (CONVT3D_HALO unset) v1 or the per-phase kernel of a TF32
     layer with 32 < Cout/g <= 64 (either layout), by the transposed wgmma kernel on
-    a compute capability 9.0 device (sm_90a build); CONVT3D_TWG=0 never does."""
+    a compute capability 9.0 device (sm_90a build); CONVT3D_TWG=0 never does. With
+    16 < Cout/g <= 32 it replaces the per-phase halo kernel of stride-1 layers, and only with
+    stacked planes (expected_path checks twg_run's J)."""
     import torch
 
     taps = phase_taps(spec)
@@ -244,8 +269,10 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec):
     halo_rule = kind in ("halo", "halo_wgmma") and long_phases
     tf32_short = (mode == "tf32" and kind != "fused" and bool(taps)
                   and os.environ.get("CONVT3D_HALO") not in ("0", "1", "2"))
-    return (os.environ.get("CONVT3D_TWG") != "0" and (halo_rule or tf32_short)
-            and mode in ("bf16", "fp16", "tf32") and 32 < cout_g <= 64
+    narrow = 16 < cout_g <= 32 and halo_rule and math.prod(spec[5]) == 1
+    return (os.environ.get("CONVT3D_TWG") != "0"
+            and ((32 < cout_g <= 64 and (halo_rule or tf32_short)) or narrow)
+            and mode in ("bf16", "fp16", "tf32")
             and device.type == "cuda" and torch.cuda.get_device_capability(device) == (9, 0))
 
 
@@ -314,11 +341,12 @@ def expected_path(x, spec, mode):
         kind = "halo_wgmma"
     if twg_expected(x.device, spec, mode, kind, cout // g, kvec):
         run = twg_run(spec, mode)
-        if run is not None:
+        if run is not None and (cout // g > 32 or run[5] > 1):  # narrow: stacked planes only
             stream = "_stream" if run[1] else ""
             sl = "_s2" if run[2] == 2 else ""
+            stack = f"_j{run[5]}" if run[5] > 1 else ""
             box = "tma" if twg_tma(x, spec, mode, kvec, *run[2:]) else loader
-            return f"twg_{mode}_n{run[0]}{sl}{stream}_{box}{suffix}"
+            return f"twg_{mode}_n{run[0]}{sl}{stack}{stream}_{box}{suffix}"
     if kind is not None:
         return f"{kind}_{mode}_bn{hbn}_{loader}{suffix}"
     max_bn = 64 if mode == "3xtf32" else 128

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from inductor_convt3d import _ext
 from inductor_convt3d._shapes import output_spatial
-from inductor_convt3d.bench import main, report, roofline
+from inductor_convt3d.bench import main, report, roofline, timing
 from inductor_convt3d.bench.cli import parser
 from inductor_convt3d.bench.precision import PRECISIONS, tf32_flags
 from inductor_convt3d.bench.suite import CASES, Case, get_cases
@@ -192,14 +192,27 @@ def test_measure_on_cpu_rotates_and_keeps_first_output():
     assert t.median_ms > 0 and t.extra_mem is None
 
 
-def _sleeper(durations_ms):
-    """fn(x) that sleeps the next of durations_ms (the last one repeats) and returns x."""
+class _FakeClock:
+    """Stands in for the timing module's `time`: perf_counter moves only when a test's fn
+    advances it, so CPU timings are exact whatever else loads the machine (real sleeps under
+    pytest -n 16 overslept by 40 % and read as scatter)."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+def _ticker(durations_ms, clock):
+    """fn(x) that takes the next of durations_ms (the last one repeats) on `clock` and
+    returns x."""
     calls = iter(durations_ms)
     last = [durations_ms[-1]]
 
     def fn(x):
         last[0] = next(calls, last[0])
-        time.sleep(last[0] / 1e3)
+        clock.now += last[0] / 1e3
         return x
     return fn
 
@@ -225,17 +238,19 @@ def test_time_based_warmup_on_cuda_lasts_and_replans():
     assert torch.equal(t.output, x * 2)
 
 
-def test_measure_steady_repeats_a_scattered_measurement():
-    # first call, 8 timed calls alternating 10 and 40 ms (IQR ~ median), then a steady 10 ms
-    # (10 ms, not 2: under pytest -n 16 a 2 ms sleep took 4 ms at times and read as scatter)
-    noisy = [10.0] + [10.0, 40.0] * 4
-    fn = _sleeper(noisy + [10.0] * 9)
+def test_measure_steady_repeats_a_scattered_measurement(monkeypatch):
+    # first call, 8 timed calls alternating 2 and 8 ms (IQR ~ median), then a steady 2 ms
+    clock = _FakeClock()
+    monkeypatch.setattr(timing, "time", clock)
+    noisy = [2.0] + [2.0, 8.0] * 4
+    fn = _ticker(noisy + [2.0] * 9, clock)
     policy = Policy(warmup=0, iters=8, budget_s=10)
     t = measure_steady(fn, [(torch.zeros(2),)], torch.device("cpu"), policy)
     assert t.remeasured and len(t.times_ms) == 8
-    assert t.spread < policy.noisy_spread and t.median_ms < 20.0
+    assert t.spread == 0 and t.median_ms == pytest.approx(2.0)
     assert torch.equal(t.output, torch.zeros(2))      # the first measurement's output
-    steady = measure_steady(_sleeper([10.0]), [(torch.zeros(2),)], torch.device("cpu"), policy)
+    steady = measure_steady(_ticker([2.0], clock), [(torch.zeros(2),)], torch.device("cpu"),
+                            policy)
     assert not steady.remeasured and steady.to_json()["remeasured"] is False
 
 

@@ -592,7 +592,9 @@ def test_halo_auto_rule(monkeypatch):
     (sm_90); on sm_90 the transposed wgmma kernel replaces it for
     bf16/fp16/TF32 layers with 32 < Cout/g <= 64 (and at least 8 taps per phase on average, as
     the per-phase kernel has in auto mode), and replaces v1 and the per-phase kernel for TF32
-    with 32 < Cout/g <= 64 (either layout); and the non-overlapping kernel takes kernel ==
+    with 32 < Cout/g <= 64 (either layout), and the per-phase kernel of stride-1 layers with
+    16 < Cout/g <= 32 where two stacked depth planes per warpgroup cost less than one; and the
+    non-overlapping kernel takes kernel ==
     stride layers with channels_last x (16-bit and TF32) that the fused kernel does not take."""
     monkeypatch.delenv("CONVT3D_HALO", raising=False)
     monkeypatch.delenv("CONVT3D_WGMMA", raising=False)
@@ -616,6 +618,9 @@ def test_halo_auto_rule(monkeypatch):
     v1_or_twg = "twg" if wg else "igemm"
     v1_or_pw = "pw" if wg else "igemm"  # kernel == stride, channels_last: one dense GEMM
     base64 = base[:2] + (64,) + base[3:]  # BN 64, channels_last bf16: mma.sync unless asked
+    # 16 < Cout <= 32 at stride 1: twg with two stacked planes where its cost model takes them
+    narrow = (1, 48, 24, (5, 5, 5), (3, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False)
+    k4s2_narrow = k4s2_deep[:2] + (24,) + k4s2_deep[3:]  # strided: not measured, per-phase halo
     bf, f32 = torch.bfloat16, torch.float32
     for spec, dtype, tf32, layout, mode, kind in [
         (k4s2, bf, True, "cl", "bf16", "fused"),
@@ -652,6 +657,10 @@ def test_halo_auto_rule(monkeypatch):
         # stride 2 with 8 taps per phase: twg too (its box streams through two buffers)
         (k4s2_deep[:2] + (64,) + k4s2_deep[3:], bf, True, "cl", "bf16", twg),
         (k4s2_deep[:2] + (64,) + k4s2_deep[3:], f32, True, "ncdhw", "tf32", twg),
+        (narrow, bf, True, "ncdhw", "bf16", twg),
+        (narrow, f32, True, "cl", "tf32", twg),
+        (base[:2] + (24,) + base[3:], bf, True, "ncdhw", "bf16", "halo"),  # J = 1 costs less
+        (k4s2_narrow, f32, True, "cl", "tf32", "halo"),
     ]:
         (x, w, _), _ = make(spec, dtype, layout)
         path = path_of(x, w, spec, tf32)

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import inductor_convt3d as ic
+from dispatch_mirror import twg_stack_ok
 from test_fast_forward import (HALO_PHASE_CASES, LAYOUTS, SUITE_SMALL, allow_tf32,
                                assert_bitwise_repeatable, geometry_args, make, ops, run)
 
@@ -194,3 +195,43 @@ def test_twg_two_slices(case, layout, precision, monkeypatch):
     path = path_after_run(TWG_TWO_SLICE_CASES[case], precision, layout)
     if path.startswith("twg_"):
         assert "_s2_" in path, path
+
+
+# Stacked M (CONVT3D_TWG_STACK=J): J depth planes per warpgroup, blocks of 64 / J channels.
+TWG_STACK_CASES = [  # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups, bias
+    # suite case 4's shape: Cout 24 (J = 2), 7 output planes (a depth tail for 8 and 16 per CTA)
+    (2, 24, 24, (5, 6, 9), (3, 3, 3), (1, 1, 1), (0, 1, 1), (0, 0, 0), (1, 1, 1), 1, True),
+    # suite case 1's shape: Cout 16, kernel (3, 5, 7)
+    (1, 16, 16, (5, 4, 7), (3, 5, 7), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
+    # stride 2, kernel 3: phases of 1 and 2 depth taps; output_padding; Cout 32 (J <= 2)
+    (2, 32, 32, (5, 6, 7), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True),
+    # stride 2, kernel 4, Cin 40 (two 16-bit chunks, three TF32 ones), Cout 12
+    (1, 40, 12, (6, 5, 6), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False),
+    # depth dilation 2: taps two planes apart, so only J = 1 is legal
+    (1, 16, 16, (4, 5, 6), (3, 3, 3), (1, 1, 1), (2, 1, 0), (0, 0, 0), (2, 1, 1), 1, True),
+    # two groups of Cout 8
+    (2, 32, 16, (5, 4, 6), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 2, True),
+    # one depth tap: every block of every shift has its tap
+    (1, 16, 8, (3, 5, 6), (1, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("stack", [2, 4])
+@pytest.mark.parametrize("case", range(len(TWG_STACK_CASES)))
+def test_twg_stacked_planes(case, stack, layout, precision, monkeypatch):
+    monkeypatch.setenv("CONVT3D_TWG_STACK", str(stack))
+    spec = TWG_STACK_CASES[case]
+    path = path_after_run(spec, precision, layout)
+    if path.startswith("twg_"):
+        assert (f"_j{stack}_" in path) == twg_stack_ok(spec, stack), path
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("stack", [2, 4])
+def test_twg_stacked_bitwise_deterministic(stack, layout, precision, monkeypatch):
+    monkeypatch.setenv("CONVT3D_TWG_STACK", str(stack))
+    assert_bitwise_repeatable(TWG_STACK_CASES[0 if stack == 2 else 1], precision, layout,
+                              "twg_" if twg_available() else None)

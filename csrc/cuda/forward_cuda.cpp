@@ -20,9 +20,11 @@
 // the per-phase kernel streams its box (two buffers) when that leaves two CTAs per SM;
 // CONVT3D_BOX_STREAM=0 turns that off. On sm_90 (sm_90a build) the transposed wgmma kernel
 // (fwd/twg_kernel.cuh, plan_twg) replaces the per-phase halo kernel for bf16, fp16 and TF32
-// layers with 32 < Cout/g <= 64 and at least 8 taps per phase on average, and v1 or the
-// per-phase kernel for TF32 with 32 < Cout/g <= 64 (twg_pays);
-// CONVT3D_TWG=1 forces it wherever legal, =0 never; with channels_last x it loads its boxes by
+// layers with 32 < Cout/g <= 64 and at least 8 taps per phase on average, v1 or the
+// per-phase kernel for TF32 with 32 < Cout/g <= 64, and the per-phase kernel of stride-1 layers
+// with 16 < Cout/g <= 32 with two depth planes stacked per warpgroup (twg_pays);
+// CONVT3D_TWG=1 forces it wherever legal, =0 never; CONVT3D_TWG_STACK=1/2/4 fixes its stacked
+// planes where legal; with channels_last x it loads its boxes by
 // TMA where the tensor map is legal (twg_tma_ok; CONVT3D_TWG_TMA=0 never). Plans are cached per
 // call signature (cached_plan; CONVT3D_PLAN_CACHE=0 plans every call). Last, on sm_90 (sm_90a
 // build), layers whose kernel equals their stride (every output from one tap) with
@@ -49,6 +51,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <vector>
 
 namespace convt3d {
 namespace {
@@ -359,11 +363,20 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
 // 0.637). With the 64-byte swizzle layout (design doc v12) TF32 with channels_last x gains too
 // (2026-11-24, H100, halo_ab.py --batch 5, ms, v1 / per-phase halo / twg: case 8 0.539 /
 // 0.483 / 0.468, case 12 0.716 / 0.678 / 0.602), so TF32 takes twg in either layout.
+// With 16 < Cout/g <= 32 it takes stride-1 layers where the per-phase halo kernel would run,
+// with two stacked depth planes per warpgroup (plan_twg insists on them): suite case 4 (Cout
+// 24), H100, 2026-11-24, halo_ab.py --batch 5, ms, per-phase halo / twg two planes, NCDHW and
+// channels_last: bf16 3.27 / 2.84 and 2.94 / 2.18, TF32 5.08 / 4.29 and 5.32 / 3.79; twg with
+// one plane lost (3.64 and 3.15 bf16). Cout/g <= 16 stays on the halo kernel: on case 1
+// (Cout 16, kernel 3 x 5 x 7) four planes do not fit and two lost (bf16 0.98 against 0.48).
 bool twg_pays(const FastPlan& f, const TapStats& ts) {
   const bool long_phases = f.args.phases == 1 || ts.taps_sum >= kHaloMinTaps * ts.nonempty;
   const bool tf32_short =  // auto mode only: CONVT3D_HALO=0/1/2 keeps its kernel
       f.sw.halo == -1 && f.mode == fwd::Mode::kTf32 && f.args.fuse == 0;
-  return f.p.Cout_g > 32 && (tf32_short || (f.halo && f.args.fuse == 0 && long_phases));
+  const bool halo_rule = f.halo && f.args.fuse == 0 && long_phases;
+  if (f.p.Cout_g > 32) return tf32_short || halo_rule;
+  const bool stride1 = f.p.stride[0] == 1 && f.p.stride[1] == 1 && f.p.stride[2] == 1;
+  return f.p.Cout_g > 16 && stride1 && halo_rule;
 }
 
 // TMA box loads (fwd/tma.cuh) for the transposed kernel: channels_last x (the cp.async loader's
@@ -375,13 +388,13 @@ bool twg_pays(const FastPlan& f, const TapStats& ts) {
 // Measured on an H100 (halo_ab.py --batch 5, 2026-11-24, channels_last, ms, TMA / cp.async):
 // case 11 bf16 0.198 / 0.234, TF32 0.381 / 0.416; case 3 bf16 3.02 / 3.07, TF32 5.71 / 6.09;
 // case 2 bf16 0.97 / 1.05, TF32 1.64 / 1.71; case 12 TF32 0.559 / 0.570.
-bool twg_tma_ok(const FastPlan& f, const at::Tensor& x, int bqh, int bqw, int slices) {
+bool twg_tma_ok(const FastPlan& f, const at::Tensor& x, int bqh, int bqw, int planes) {
   if (!f.kvec || f.sw.twg_tma == 0) return false;
   if (f.p.groups > 1 && f.p.Cin_g % fwd::bk_elems(f.mode) != 0) return false;
   for (int d : {0, 2, 3, 4}) {
     if ((f.p.x_st[d] * int64_t(x.element_size())) % 16 != 0) return false;
   }
-  const int bq[3] = {slices, bqh, bqw};
+  const int bq[3] = {planes, bqh, bqw};
   for (int i = 0; i < 3; ++i) {
     const fwd::AxisPlan& ax = f.args.ax[i];
     int nt = 0;
@@ -399,16 +412,30 @@ bool twg_tma_ok(const FastPlan& f, const at::Tensor& x, int bqh, int bqw, int sl
 // transposed kernel takes two slices per CTA.
 constexpr double kTwgTwoSliceK = 96;
 
-// The best twg tile of one slice count: run length, slice shape, shared memory, box buffers.
+// The best twg tile of one slice count: run length, slice shape, shared memory, box buffers,
+// stacked depth planes per warpgroup and the tap table's entries.
 struct TwgTile {
   double cost = 0;
-  int nr = 0, h = 0, w = 0, box_bufs = 1;
-  int64_t smem = 0;
+  int nr = 0, h = 0, w = 0, box_bufs = 1, stack = 1;
+  int64_t smem = 0, tap_cap = 0;
 };
 
+// Depth planes per warpgroup the twg kernel may stack for this layer: J blocks of 64 / J rows
+// must hold Cout/g, and a block's tap must sit a whole plane per depth tap from the next
+// (unit depth tap step, or at most one depth tap per phase).
+bool twg_stack_ok(const ConvT3dParams& p, const fwd::AxisPlan& axd, int stack) {
+  if (p.Cout_g > 64 / stack) return false;
+  if (stack == 1 || axd.cstep == 1) return true;
+  for (int r = 0; r < axd.stride; ++r) {
+    if (axd.ntap[r] > 1) return false;
+  }
+  return true;
+}
+
 // Transposed wgmma kernel (fwd/twg_kernel.cuh): bf16, fp16 or TF32 on an sm_90a build and an
-// sm_90 device, Cout/g <= 64 (one M = 64 tile). Picks the run length NR and the slice shape
-// bqh x bqw (bqh lines of the box width bqw + span_w <= NR) with the fewest estimated
+// sm_90 device, Cout/g <= 64 (one M = 64 tile). Picks the run length NR, the slice shape
+// bqh x bqw (bqh lines of the box width bqw + span_w <= NR) and the stacked depth planes J
+// (twg_stack_ok; CONVT3D_TWG_STACK fixes it where legal) with the fewest estimated
 // tensor-core cycles plus box positions loaded, summed over the phases. Four slices take one
 // CTA per SM (512 threads at up to 128 registers) and may use all the opt-in shared memory;
 // two slices must leave room for two CTAs per SM. Candidates for bqw split phase 0's Qw into
@@ -421,7 +448,14 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const TapStats ts = tap_stats(f.p, ax);
   if (env == -1 && !twg_pays(f, ts)) return;
   if (ts.nonempty == 0 || !tap_offsets_fit(f.p, f.args.cin_pad)) return;
-  const int64_t tap_cap = (ts.max_taps + 3) / 4 * 4;
+  // Stacks to try: the switch's where legal, else every legal one.
+  std::vector<int> stacks;
+  for (int j : {1, 2, 4}) {
+    if ((f.sw.twg_stack == 0 || f.sw.twg_stack == j) && twg_stack_ok(p, ax[0], j)) {
+      stacks.push_back(j);
+    }
+  }
+  if (stacks.empty()) stacks.push_back(1);
   const cudaDeviceProp* prop = at::cuda::getDeviceProperties(x.get_device());
   const int64_t chunks = ceil_div(f.p.Cin_g, fwd::bk_elems(f.mode));
   auto span = [](const fwd::AxisPlan& a, int r) {
@@ -436,42 +470,57 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
                                       int64_t(prop->reservedSharedMemPerBlock);
     TwgTile best;
     int64_t best_pos_pad = 0;
-    for (int nr : fwd::kTwgRuns) {
-      int64_t last_w = -1;
-      for (int64_t k = 1; k <= 16; ++k) {
-        const int64_t bqw = std::min<int64_t>(ceil_div(Qw0, k), nr - ext_w);
-        if (bqw < 1 || bqw == last_w) continue;
-        last_w = bqw;
-        const int64_t bqh = std::min<int64_t>(nr / (bqw + ext_w), Qh0);
-        if (bqh < 1) continue;
-        double cost = 0;
-        int64_t max_pos = 0;
-        for (int rd = 0; rd < p.stride[0]; ++rd)
-          for (int rh = 0; rh < p.stride[1]; ++rh)
-            for (int rw = 0; rw < p.stride[2]; ++rw) {
-              const int64_t pos = (sl + span(ax[0], rd)) * (bqh + span(ax[1], rh)) *
-                                  (bqw + span(ax[2], rw));
-              max_pos = std::max(max_pos, pos);
-              const double tiles = double(p.N) * ceil_div(ax[0].q[rd], sl) *
-                                   ceil_div(ax[1].q[rh], bqh) * ceil_div(ax[2].q[rw], bqw);
-              const int64_t t = int64_t(ax[0].ntap[rd]) * ax[1].ntap[rh] * ax[2].ntap[rw];
-              const double mma = double(sl) * nr * t;
-              cost += tiles * ((t > 0 ? double(chunks) * (mma + pos) : 0.0) + bqh * bqw);
-            }
-        const int64_t pos_pad = (max_pos + nr + 7) / 8 * 8;
-        const int64_t smem =
-            fwd::twg_smem_bytes(nr, int(sl * bqh * bqw), pos_pad, tap_cap, 1, sl);
-        if (smem > cap) continue;
-        if (best.nr == 0 || cost < best.cost) {
-          best = TwgTile{cost, nr, int(bqh), int(bqw), 1, smem};
-          best_pos_pad = pos_pad;
+    for (int J : stacks) {
+      const int64_t dd = int64_t(sl) * J;  // output planes per CTA
+      // Tap table entries: a phase's shifts x blocks (taps when J = 1).
+      int64_t entries = 0;
+      for (int rd = 0; rd < p.stride[0]; ++rd)
+        for (int rh = 0; rh < p.stride[1]; ++rh)
+          for (int rw = 0; rw < p.stride[2]; ++rw) {
+            const int64_t nd = ax[0].ntap[rd];
+            entries = std::max(entries, (nd > 0 ? nd + J - 1 : 0) * ax[1].ntap[rh] *
+                                            ax[2].ntap[rw] * J);
+          }
+      const int64_t tap_cap = (entries + 3) / 4 * 4;
+      for (int nr : fwd::kTwgRuns) {
+        int64_t last_w = -1;
+        for (int64_t k = 1; k <= 16; ++k) {
+          const int64_t bqw = std::min<int64_t>(ceil_div(Qw0, k), nr - ext_w);
+          if (bqw < 1 || bqw == last_w) continue;
+          last_w = bqw;
+          const int64_t bqh = std::min<int64_t>(nr / (bqw + ext_w), Qh0);
+          if (bqh < 1) continue;
+          double cost = 0;
+          int64_t max_pos = 0;
+          for (int rd = 0; rd < p.stride[0]; ++rd)
+            for (int rh = 0; rh < p.stride[1]; ++rh)
+              for (int rw = 0; rw < p.stride[2]; ++rw) {
+                const int64_t pos = (dd + span(ax[0], rd)) * (bqh + span(ax[1], rh)) *
+                                    (bqw + span(ax[2], rw));
+                max_pos = std::max(max_pos, pos);
+                const double tiles = double(p.N) * ceil_div(ax[0].q[rd], dd) *
+                                     ceil_div(ax[1].q[rh], bqh) * ceil_div(ax[2].q[rw], bqw);
+                const int64_t nd = ax[0].ntap[rd];
+                const int64_t t = (nd > 0 ? nd + J - 1 : 0) * ax[1].ntap[rh] * ax[2].ntap[rw];
+                const double mma = double(sl) * nr * t;
+                cost += tiles * ((t > 0 ? double(chunks) * (mma + pos) : 0.0) + J * bqh * bqw);
+              }
+          const int64_t pos_pad = (max_pos + nr + 7) / 8 * 8;
+          const int64_t smem =
+              fwd::twg_smem_bytes(nr, int(dd * bqh * bqw), pos_pad, tap_cap, 1, sl, J);
+          if (smem > cap) continue;
+          if (best.nr == 0 || cost < best.cost) {
+            best = TwgTile{cost, nr, int(bqh), int(bqw), 1, J, smem, tap_cap};
+            best_pos_pad = pos_pad;
+          }
         }
       }
     }
     // Stream the box (chunk c + 1 loads during chunk c) when a second buffer still fits.
     if (best.nr > 0 && chunks > 1 && f.sw.box_stream) {
-      const int64_t stream_smem = fwd::twg_smem_bytes(best.nr, int(sl * best.h * best.w),
-                                                      best_pos_pad, tap_cap, 2, sl);
+      const int64_t stream_smem =
+          fwd::twg_smem_bytes(best.nr, int(sl * best.stack * best.h * best.w), best_pos_pad,
+                              best.tap_cap, 2, sl, best.stack);
       if (stream_smem <= cap) {
         best.box_bufs = 2;
         best.smem = stream_smem;
@@ -497,14 +546,15 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const double k_chunks = double(chunks) * double(ts.taps_sum) / double(ts.nonempty);
   if (sl_env == 0 && t.nr > 0 && k_chunks <= kTwgTwoSliceK) {
     const TwgTile t2 = search(2);
-    if (t2.nr == t.nr && t2.h == t.h && t2.w == t.w) {
+    if (t2.nr == t.nr && t2.h == t.h && t2.w == t.w && t2.stack == t.stack) {
       t = t2;
       slices = 2;
     }
   }
   if (t.nr == 0) return;
-  const int64_t tiles0 = p.N * ceil_div(ax[0].q[0], slices) * ceil_div(Qh0, t.h) *
-                         ceil_div(Qw0, t.w);
+  if (env == -1 && f.p.Cout_g <= 32 && t.stack < 2) return;  // twg_pays: stacked planes only
+  const int64_t tiles0 = p.N * ceil_div(ax[0].q[0], int64_t(slices) * t.stack) *
+                         ceil_div(Qh0, t.h) * ceil_div(Qw0, t.w);
   const int64_t phases = p.stride[0] * p.stride[1] * p.stride[2];
   const double blocks = double(tiles0) * double(phases) * double(f.p.groups);
   if (tiles0 < 1 || blocks > double(std::numeric_limits<int32_t>::max())) return;
@@ -513,19 +563,21 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   a.box[1] = t.h;
   a.box[2] = t.w;
   a.smem_bytes = static_cast<int>(t.smem);
-  a.tap_cap = static_cast<int>(tap_cap);
+  a.tap_cap = static_cast<int>(t.tap_cap);
+  a.stack = t.stack;
   a.m_tiles = static_cast<int>(tiles0);
   a.n_tiles = 1;
   a.phases = static_cast<int>(phases);
   a.fuse = 0;
   a.wg = 0;
   a.box_bufs = t.box_bufs;
-  a.box_tma = twg_tma_ok(f, x, t.h, t.w, slices) ? 1 : 0;
+  a.box_tma = twg_tma_ok(f, x, t.h, t.w, slices * t.stack) ? 1 : 0;
   f.blocks = tiles0 * phases * f.p.groups;
   f.halo = false;
   f.twg_nr = t.nr;
   f.name = std::string("twg_") + fwd::mode_name(f.mode) + "_n" + std::to_string(t.nr) +
-           (slices == 2 ? "_s2" : "") + (t.box_bufs > 1 ? "_stream" : "") +
+           (slices == 2 ? "_s2" : "") + (t.stack > 1 ? "_j" + std::to_string(t.stack) : "") +
+           (t.box_bufs > 1 ? "_stream" : "") +
            (a.box_tma ? "_tma" : f.kvec ? "_kvec" : "_mfast");
 }
 
@@ -737,7 +789,8 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
     C10_CUDA_CHECK(fwd::pw_forward(f.mode, f.pw_bn, a, f.blocks, stream));
   } else if (f.twg_nr > 0) {
     if (a.box_tma) {
-      const int ext[3] = {a.box[0], a.box[1], a.box[2]};  // + the phase's span, per axis
+      // + the phase's span, per axis; the depth is slices x stacked planes
+      const int ext[3] = {a.box[0] * a.stack, a.box[1], a.box[2]};
       int box[4] = {fwd::bk_elems(f.mode), 0, 0, 0};
       for (int i = 0; i < 3; ++i) {
         int span = 0;

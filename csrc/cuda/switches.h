@@ -15,14 +15,16 @@ struct Switches {
   int twg = -1;         // CONVT3D_TWG: 1 the transposed wgmma kernel wherever legal, 0 never
   int twg_slices = 0;   // CONVT3D_TWG_SLICES: 2 or 4 slices per twg CTA; 0 the rule
   int twg_tma = 1;      // CONVT3D_TWG_TMA=0: twg loads channels_last boxes with cp.async
+  int twg_stack = 0;    // CONVT3D_TWG_STACK: 1, 2 or 4 stacked depth planes where legal; 0 the rule
   int pw = -1;          // CONVT3D_PW: 1 the non-overlapping kernel wherever legal, 0 never
   int pw_bn = 0;        // CONVT3D_PW_BN: 64, 128 or 256 fixes its BN; 0 the rule
   int dense = 1;        // CONVT3D_DENSE=0: never densify grouped layers
   int plan_cache = 1;   // CONVT3D_PLAN_CACHE=0: plan every call (timing, bisecting the cache)
 
-  static constexpr int kCount = 10;
+  static constexpr int kCount = 11;
   std::array<int, kCount> values() const {
-    return {halo, wgmma, box_stream, twg, twg_slices, twg_tma, pw, pw_bn, dense, plan_cache};
+    return {halo, wgmma, box_stream, twg, twg_slices, twg_tma, twg_stack, pw, pw_bn, dense,
+            plan_cache};
   }
 };
 

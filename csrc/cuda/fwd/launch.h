@@ -35,8 +35,8 @@ cudaError_t launch_halo(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
   CONVT3D_FWD_FOR_EACH_HALO_BN(CONVT3D_FWD_INSTANTIATE_HALO_BN, MODE)
 
 // Transposed wgmma kernel (twg_kernel.cuh, sm_90a, bf16/fp16/TF32), NR in kTwgRuns; a.box
-// (slices 4 or 2, bqh, bqw), a.smem_bytes and a.tap_cap set by the host. Instantiated in
-// inst_twg_*.cu, each launcher with both slice counts.
+// (slices 4 or 2, bqh, bqw), a.stack, a.smem_bytes and a.tap_cap set by the host. Instantiated
+// in inst_twg_*.cu, each launcher with both slice counts, unstacked and stacked.
 template <Mode MODE, int NR, bool KVEC>
 cudaError_t launch_twg(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 

@@ -94,6 +94,10 @@ struct FwdArgs {
   // Transposed wgmma kernel with channels_last x only: 1 loads each box with one TMA copy
   // through box_map (a CUtensorMap of x built at launch, box_map.cpp) instead of cp.async.
   int box_tma = 0;
+  // Transposed wgmma kernel only: output depth planes per warpgroup. Its M = 64 rows are
+  // `stack` blocks of 64 / stack channels (Cout/g <= 64 / stack), block j the plane qd + j, so a
+  // narrow layer fills the tile (twg_kernel.cuh); 1 otherwise.
+  int stack = 1;
   alignas(64) unsigned char box_map[128] = {};
 };
 

@@ -200,7 +200,8 @@ constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long lon
 // streams all of its phase's weights from L2, so a CTA takes four slices (one CTA per SM):
 // with two, the weight reads alone kept L2 85 % busy on suite case 3 (ncu, H100). Two slices
 // with half the weight stage (two CTAs per SM, so one CTA's box load and epilogue overlap the
-// other's MMAs) are kept for phases with few taps (plan_twg).
+// other's MMAs) are kept for phases with few taps (plan_twg). With a.stack = J > 1 (narrow
+// layers, Cout/g <= 64 / J) each slice is J depth planes, its 64 rows J blocks of channels.
 inline constexpr int kTwgRuns[] = {128, 144, 160};
 constexpr int kTwgSlices = 4;       // warpgroups per CTA = box depth in outputs (or 2: plan_twg)
 constexpr int kTwgStages = 3;       // weight stages; the loader runs kTwgStages - 2 ahead
@@ -209,24 +210,24 @@ constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [64 rows][64 B], 64
 // The weight stages and boxes start at a multiple of the 64-byte swizzle's period.
 constexpr int kTwgAlign = 512;
 
-// Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= slices NR),
-// the tap table (4 B per tap: its weight offset), two mbarriers, then (kTwgAlign-aligned, the
-// slack included) the weight stages and box_bufs boxes [pos_pad][64 B] (pos_pad: box positions
-// plus NR, so a run starting at any box position stays inside), with the epilogue tile
-// [bm][65] fp32 over them.
+// Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= slices x stack
+// x NR), the tap table (4 B per entry: a weight offset per tap, or per shift and stack block),
+// two mbarriers, then (kTwgAlign-aligned, the slack included) the weight stages and box_bufs
+// boxes [pos_pad][64 B] (pos_pad: box positions plus NR, so a run starting at any box position
+// stays inside), with the epilogue tile [bm][64 / stack + 1] fp32 over them.
 // The two box mbarriers (TMA loads) follow the tap table, 8-byte aligned.
-constexpr long long twg_bar_offset(int nr, long long tap_cap, int slices) {
-  return (8LL * slices * nr + 4 * tap_cap + 7) / 8 * 8;
+constexpr long long twg_bar_offset(int nr, long long tap_cap, int slices, int stack) {
+  return (8LL * slices * stack * nr + 4 * tap_cap + 7) / 8 * 8;
 }
-constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices) {
-  return (twg_bar_offset(nr, tap_cap, slices) + 16 + 127) / 128 * 128;
+constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices, int stack) {
+  return (twg_bar_offset(nr, tap_cap, slices, stack) + 16 + 127) / 128 * 128;
 }
 constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long tap_cap,
-                                   int box_bufs, int slices) {
+                                   int box_bufs, int slices, int stack) {
   const long long main = 1LL * kTwgStages * twg_taps_per_stage(slices) * kTwgTapBytes +
                          1LL * box_bufs * kChunks * pos_pad * kChunkBytes;
-  const long long epi = 4LL * bm * 65;
-  return twg_head_bytes(nr, tap_cap, slices) + kTwgAlign + (main > epi ? main : epi);
+  const long long epi = 4LL * bm * (64 / stack + 1);
+  return twg_head_bytes(nr, tap_cap, slices, stack) + kTwgAlign + (main > epi ? main : epi);
 }
 
 // ---- non-overlapping path (pw_kernel.cuh, sm_90a, bf16/fp16/TF32): one dense GEMM of input

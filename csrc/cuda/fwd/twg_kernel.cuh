@@ -22,6 +22,10 @@
 // thread then loads the whole box by TMA (tma.cuh), completing on the buffer's mbarrier, and
 // the TMA unit zero-fills and swizzles it. The epilogue goes through the fp32 tile of store_tile
 // (tile_to_y). Every stored element is written once, no atomics.
+// Narrow layers (Cout/g <= 32) would leave most of M = 64 as zero rows; with a.stack = J > 1 the
+// rows are J blocks of 64 / J channels, block j computing output plane qd + j from the same B
+// (a box shift), so a CTA covers SL J planes and the tensor core does J times the useful work
+// per wgmma, less the shifts where a block has no tap (nd + J - 1 shifts for nd depth taps).
 #pragma once
 
 #include "fast_div.cuh"
@@ -48,7 +52,10 @@ struct TwgCfg {
   static constexpr int kTapsPerPass = NT / (64 * kChunks);  // weight copies: one tap = 256
 };
 
-template <Mode MODE, int NR, bool KVEC, int SL>
+// STACK: a.stack > 1 stacked depth planes (J read at run time); false compiles J = 1, so the
+// unstacked kernel keeps its constant tile strides and loop (a run-time J of 1 made suite cases
+// 2, 3, 11 and 12 3-8 % slower on an H100).
+template <Mode MODE, int NR, bool KVEC, int SL, bool STACK>
 __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
                                   TwgCfg<MODE, NR, KVEC, SL>::kMinBlocks)
     twg_fwd_kernel(const __grid_constant__ FwdArgs a) {
@@ -59,15 +66,22 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   using T = typename C::T;
   constexpr int NT = C::NT, KRUN = C::KRUN, BK = C::BK, S = C::S, TB = C::TB;
 
+  // Stacked M (a.stack = J > 1, Cout/g <= 64 / J): row block j of the 64 holds channels of
+  // output plane qd + j, so a warpgroup computes J depth planes at once. A K step then runs over
+  // box *shifts*: shift jd' (of nd + J - 1 along depth) is block j's tap jd = jd' + j - (J - 1)
+  // where 0 <= jd < nd, zero weight rows elsewhere. The host takes it only with unit depth
+  // tap steps (cstep 1), where a tap's depth offset is nd - 1 - jd planes.
+  const int J = STACK ? a.stack : 1, cpad = 64 / J;
   extern __shared__ __align__(128) unsigned char smem[];
-  int64_t* yrow = reinterpret_cast<int64_t*>(smem);                  // <= SL NR rows
-  // Weight element offset of each tap (box offsets are walked arithmetically: next_tap below).
-  int* tap_w = reinterpret_cast<int*>(yrow + SL * NR);
+  int64_t* yrow = reinterpret_cast<int64_t*>(smem);                  // <= SL J NR rows
+  // Weight element offset of each tap, or with J > 1 of each (shift, block), -1 for none (box
+  // offsets are walked arithmetically: next_tap below).
+  int* tap_w = reinterpret_cast<int*>(yrow + SL * J * NR);
   // The TMA box loads' mbarriers, one per box buffer (a.box_tma).
-  const uint32_t box_bar = smem_addr(smem) + uint32_t(twg_bar_offset(NR, a.tap_cap, SL));
+  const uint32_t box_bar = smem_addr(smem) + uint32_t(twg_bar_offset(NR, a.tap_cap, SL, J));
   // Weight stages and boxes at the next kTwgAlign boundary (the swizzle's period).
   const uint32_t s0 = smem_addr(smem);
-  const uint32_t sw0 = s0 + uint32_t(twg_head_bytes(NR, a.tap_cap, SL));
+  const uint32_t sw0 = s0 + uint32_t(twg_head_bytes(NR, a.tap_cap, SL, J));
   unsigned char* sw = smem + (((sw0 + kTwgAlign - 1) & ~uint32_t(kTwgAlign - 1)) - s0);
   unsigned char* sbox = sw + S * C::kStageBytes;                     // [buf][pos][64 B]
   const uint32_t sw_addr = smem_addr(sw);
@@ -75,14 +89,14 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int slice = warp / 4;  // this warpgroup's depth slice
 
-  // ---- tile: phase (rd, rh, rw), sample n, group g, box of SL x bqh x bqw outputs.
+  // ---- tile: phase (rd, rh, rw), sample n, group g, box of SL J x bqh x bqw outputs.
   const TileCoord tc = tile_coord(a);
   const int g = tc.g, rd = tc.rd, rh = tc.rh, rw = tc.rw;
-  const int bqh = a.box[1], bqw = a.box[2];
+  const int bqh = a.box[1], bqw = a.box[2], DD = SL * J;
   const int Qd = a.ax[0].q[rd], Qh = a.ax[1].q[rh], Qw = a.ax[2].q[rw];
   int qd0, qh0, qw0, n;
   {
-    const int tD = (Qd + SL - 1) / SL, tH = (Qh + bqh - 1) / bqh,
+    const int tD = (Qd + DD - 1) / DD, tH = (Qh + bqh - 1) / bqh,
               tW = (Qw + bqw - 1) / bqw;
     if (int64_t(tc.mt) >= int64_t(a.n) * tD * tH * tW) return;  // fewer boxes than phase 0
     int u = tc.mt;
@@ -90,10 +104,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     u /= tW;
     qh0 = (u % tH) * bqh;
     u /= tH;
-    qd0 = (u % tD) * SL;
+    qd0 = (u % tD) * DD;
     n = u / tD;
   }
-  const int bm = SL * bqh * bqw;
+  const int bm = DD * bqh * bqw;
 
   // ---- the box: tap j of the phase on an axis reads i = q + c0 - j * cstep, so the box starts
   // at q0 + c0 - span and spans bq + span (span = (ntap - 1) * cstep).
@@ -105,12 +119,14 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     ext[i] = ax.ntap[r3[i]] > 0 ? (ax.ntap[r3[i]] - 1) * ax.cstep : 0;
     lo[i] = ax.c0[r3[i]] - ext[i];
   }
-  const int HD = SL + ext[0], HH = bqh + ext[1], HW = bqw + ext[2];
+  const int HD = DD + ext[0], HH = bqh + ext[1], HW = bqw + ext[2];
   const int P = HD * HH * HW;
   const int PP = (P + NR + 7) / 8 * 8;  // box rows per buffer (host: twg_smem_bytes)
   const int box_bytes = PP * kBkBytes;  // one buffer
   const int id0 = qd0 + lo[0], ih0 = qh0 + lo[1], iw0 = qw0 + lo[2];
-  const int taps = a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
+  // Taps of the phase, or with J > 1 its shifts (nd + J - 1 along depth).
+  const int nd = a.ax[0].ntap[rd], nds = nd > 0 ? nd + J - 1 : 0;
+  const int taps = nds * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
 
   const T* __restrict__ x = static_cast<const T*>(a.x);
   const int kvol = a.k[0] * a.k[1] * a.k[2];
@@ -218,18 +234,21 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     }
   };
 
-  // Weights of one stage: taps t0 .. t0 + TB - 1 (< taps), channels ci0.. -> buffer buf as
-  // [tap][64 rows][64 B] (swizzled); thread tid copies row (tid / 4) % 64, plane tid % 4 of taps
-  // tid / 256, + kTapsPerPass, ... (rows past Cout/g and channels past Cin/g are zero-filled).
-  // Does not commit.
+  // Weights of one stage: taps (shifts) t0 .. t0 + TB - 1 (< taps), channels ci0.. -> buffer buf
+  // as [tap][64 rows][64 B] (swizzled); thread tid copies row (tid / 4) % 64 (block w_j, channel
+  // w_co), plane tid % 4 of taps tid / 256, + kTapsPerPass, ... (rows past Cout/g, blocks
+  // without a tap and channels past Cin/g are zero-filled). Does not commit.
   const int w_row = (tid / kChunks) % 64, w_kc = tid % kChunks, w_tap = tid / (64 * kChunks);
+  const int w_j = w_row / cpad, w_co = w_row - w_j * cpad;
   auto load_w = [&](int buf, int ci0, int t0) {
-    const bool ok = (w_row < a.cout_g) & (ci0 + w_kc * KRUN < a.cin_g);
+    const bool ok_row = (w_co < a.cout_g) & (ci0 + w_kc * KRUN < a.cin_g);
     const uint32_t dst = sw_addr + buf * C::kStageBytes + sw64_offset(w_row, w_kc);
 #pragma unroll
     for (int tt = w_tap; tt < TB; tt += C::kTapsPerPass) {
       if (t0 + tt < taps) {
-        const T* src = ok ? wg + (tap_w[t0 + tt] + w_row * a.cin_pad + ci0 + w_kc * KRUN) : wg;
+        const int off = tap_w[(t0 + tt) * J + w_j];
+        const bool ok = STACK ? ok_row & (off >= 0) : ok_row;
+        const T* src = ok ? wg + (off + w_co * a.cin_pad + ci0 + w_kc * KRUN) : wg;
         cp_async_16(dst + tt * kTwgTapBytes, src, ok ? 16 : 0);
       }
     }
@@ -252,13 +271,16 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     mbar_init(box_bar + 8, 1);
   }
   {
+    // Entry t J + j: shift t = (jd', jh, jw), block j -> tap jd = jd' + j - (J - 1).
     const int nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
-    for (int t = tid; t < taps; t += NT) {
-      const int jw = t % nw, jh = (t / nw) % nh, jd = t / (nw * nh);
+    for (int e = tid; e < taps * J; e += NT) {
+      const int t = e / J, j = e - t * J;
+      const int jw = t % nw, jh = (t / nw) % nh, jd = t / (nw * nh) + j - (J - 1);
       const int td = a.ax[0].t0[rd] + jd * a.ax[0].tstep;
       const int th = a.ax[1].t0[rh] + jh * a.ax[1].tstep;
       const int tw = a.ax[2].t0[rw] + jw * a.ax[2].tstep;
-      tap_w[t] = ((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g * a.cin_pad;
+      tap_w[e] = jd >= 0 && jd < nd ? ((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g * a.cin_pad
+                                    : -1;
     }
   }
 
@@ -279,13 +301,13 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     // comes through a shuffle (the compiler then knows it is uniform) and the taps' box
     // offsets are walked arithmetically (next_tap) rather than read from a shared table,
     // which cost an R2UR and moves per wgmma.
-    const uint32_t slice_pos = uint32_t(__shfl_sync(0xffffffffu, slice, 0) * HH * HW);
-    // Tap t = (jd * nh + jh) * nw + jw sits at box offset
-    // (nd-1-jd) * step_d + (nh-1-jh) * step_h + (nw-1-jw) * step_w.
+    const uint32_t slice_pos = uint32_t(__shfl_sync(0xffffffffu, slice, 0) * J * HH * HW);
+    // Tap (shift) t = (jd * nh + jh) * nw + jw sits at box offset
+    // (nds-1-jd) * step_d + (nh-1-jh) * step_h + (nw-1-jw) * step_w.
     const int nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
     const int step_w = a.ax[2].cstep, step_h = a.ax[1].cstep * HW,
               step_d = a.ax[0].cstep * HH * HW;
-    const int pos_first = (a.ax[0].ntap[rd] - 1) * step_d + (nh - 1) * step_h + (nw - 1) * step_w;
+    const int pos_first = (nds - 1) * step_d + (nh - 1) * step_h + (nw - 1) * step_w;
     int jw = 0, jh = 0, tap_pos = pos_first;
     uint32_t bar_phase = 0;  // bit b: parity of box buffer b's next TMA load
     auto next_tap = [&]() {  // selects, no branches: a branch would fence the wgmmas
@@ -386,19 +408,22 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   }
   __syncthreads();  // the epilogue tile overwrites the weight stages and the box
 
-  // ---- epilogue: this thread holds rows co = 16 (warp % 4) + lane / 4 (+ 8) and virtual rows
+  // ---- epilogue: this thread holds M rows 16 (warp % 4) + lane / 4 (+ 8), that is block jb
+  // (both rows: blocks are >= 16 rows) and channels co (+ 8), and virtual rows
   // v = 8 j + 2 (lane % 4) (+ 1); v = line * HW + column, kept when line < bqh, column < bqw.
+  // The tile is [bm][cpad + 1], row (plane, line, column) of the CTA's DD x bqh x bqw.
   float* ct = reinterpret_cast<float*>(sw);
   {
     const T* bias = static_cast<const T*>(a.bias);
-    const int co = 16 * (warp % 4) + lane / 4;
+    const int jb = 16 * (warp % 4) / cpad;
+    const int co = 16 * (warp % 4) - jb * cpad + lane / 4;
     float bv[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int col = co + 8 * h;
       bv[h] = bias != nullptr && col < a.cout_g ? to_float(bias[int64_t(g) * a.cout_g + col]) : 0.f;
     }
-    const int row0 = slice * bqh * bqw;
+    const int row0 = (slice * J + jb) * bqh * bqw;
 #pragma unroll
     for (int j = 0; j < NR / 8; ++j) {
 #pragma unroll
@@ -407,7 +432,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
         int col;
         const int line = div_hw.divmod(v, col);
         if (line < bqh && col < bqw) {
-          float* dst = ct + (row0 + line * bqw + col) * 65 + co;
+          float* dst = ct + (row0 + line * bqw + col) * (cpad + 1) + co;
           dst[0] = acc[0][j][e] + bv[0];
           dst[8] = acc[0][j][2 + e] + bv[1];
         }
@@ -415,13 +440,19 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     }
   }
   __syncthreads();
-  tile_to_y<64, NT, T>(ct, bm, yrow, 1, a, 0);
+  if (!STACK) {
+    tile_to_y<64, NT, T>(ct, bm, yrow, 1, a, 0);
+  } else if (J == 2) {
+    tile_to_y<32, NT, T>(ct, bm, yrow, 1, a, 0);
+  } else {
+    tile_to_y<16, NT, T>(ct, bm, yrow, 1, a, 0);
+  }
 #endif
 }
 
-template <Mode MODE, int NR, bool KVEC, int SL>
-cudaError_t launch_twg_slices(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
-  auto kernel = twg_fwd_kernel<MODE, NR, KVEC, SL>;
+template <Mode MODE, int NR, bool KVEC, int SL, bool STACK>
+cudaError_t launch_twg_kernel(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
+  auto kernel = twg_fwd_kernel<MODE, NR, KVEC, SL, STACK>;
   const cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
   if (e != cudaSuccess) return e;
   constexpr int kThreads = TwgCfg<MODE, NR, KVEC, SL>::NT;
@@ -429,11 +460,16 @@ cudaError_t launch_twg_slices(const FwdArgs& a, int64_t blocks, cudaStream_t str
   return cudaGetLastError();
 }
 
-// a.box[0] is the slice count (static switch to the template constant).
+// a.box[0] is the slice count and a.stack > 1 the stacked kernel (static switches to the
+// template constants).
 template <Mode MODE, int NR, bool KVEC>
 cudaError_t launch_twg(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
-  return a.box[0] == 2 ? launch_twg_slices<MODE, NR, KVEC, 2>(a, blocks, stream)
-                       : launch_twg_slices<MODE, NR, KVEC, 4>(a, blocks, stream);
+  if (a.stack > 1) {
+    return a.box[0] == 2 ? launch_twg_kernel<MODE, NR, KVEC, 2, true>(a, blocks, stream)
+                         : launch_twg_kernel<MODE, NR, KVEC, 4, true>(a, blocks, stream);
+  }
+  return a.box[0] == 2 ? launch_twg_kernel<MODE, NR, KVEC, 2, false>(a, blocks, stream)
+                       : launch_twg_kernel<MODE, NR, KVEC, 4, false>(a, blocks, stream);
 }
 
 }  // namespace fwd

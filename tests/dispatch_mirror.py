@@ -258,7 +258,9 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec):
     """Mirror of twg_pays (forward_cuda.cpp): auto mode replaces the per-phase halo kernel of a
     bf16/fp16/TF32 layer with 32 < Cout/g <= 64 and, when strided, at least 8 taps per
     non-empty phase on average, and (CONVT3D_HALO unset) v1 or the per-phase kernel of a TF32
-    layer with 32 < Cout/g <= 64 (either layout), by the transposed wgmma kernel on
+    layer with 32 < Cout/g <= 64 (either layout), and (CONVT3D_HALO unset) v1 or the fused
+    kernel of a strided 16-bit layer with 32 < Cout/g <= 64 without the 16-byte channel loader,
+    by the transposed wgmma kernel on
     a compute capability 9.0 device (sm_90a build); CONVT3D_TWG=0 never does. With
     16 < Cout/g <= 32 it replaces the per-phase halo kernel of stride-1 layers, and only with
     stacked planes (expected_path checks twg_run's J)."""
@@ -269,9 +271,11 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec):
     halo_rule = kind in ("halo", "halo_wgmma") and long_phases
     tf32_short = (mode == "tf32" and kind != "fused" and bool(taps)
                   and os.environ.get("CONVT3D_HALO") not in ("0", "1", "2"))
+    scalar16_strided = (mode in ("bf16", "fp16") and not kvec and math.prod(spec[5]) > 1
+                        and bool(taps) and os.environ.get("CONVT3D_HALO") not in ("0", "1", "2"))
     narrow = 16 < cout_g <= 32 and halo_rule and math.prod(spec[5]) == 1
     return (os.environ.get("CONVT3D_TWG") != "0"
-            and ((32 < cout_g <= 64 and (halo_rule or tf32_short)) or narrow)
+            and ((32 < cout_g <= 64 and (halo_rule or tf32_short or scalar16_strided)) or narrow)
             and mode in ("bf16", "fp16", "tf32")
             and device.type == "cuda" and torch.cuda.get_device_capability(device) == (9, 0))
 

@@ -592,7 +592,8 @@ def test_halo_auto_rule(monkeypatch):
     (sm_90); on sm_90 the transposed wgmma kernel replaces it for
     bf16/fp16/TF32 layers with 32 < Cout/g <= 64 (and at least 8 taps per phase on average, as
     the per-phase kernel has in auto mode), and replaces v1 and the per-phase kernel for TF32
-    with 32 < Cout/g <= 64 (either layout), and the per-phase kernel of stride-1 layers with
+    with 32 < Cout/g <= 64 (either layout), v1 and the fused kernel for strided 16-bit layers
+    with 32 < Cout/g <= 64 and NCDHW x, and the per-phase kernel of stride-1 layers with
     16 < Cout/g <= 32 where two stacked depth planes per warpgroup cost less than one; and the
     non-overlapping kernel takes kernel ==
     stride layers with channels_last x (16-bit and TF32) that the fused kernel does not take."""
@@ -643,7 +644,8 @@ def test_halo_auto_rule(monkeypatch):
         (k3s2_dil_wide, f32, True, "ncdhw", "tf32", v1_or_twg),
         (k3s2_dil_wide, f32, True, "cl", "tf32", v1_or_twg),  # TF32 either layout
         (k3s2_deep[:2] + (48,) + k3s2_deep[3:], f32, True, "cl", "tf32", twg),
-        (k3s2_wide, bf, True, "ncdhw", "bf16", "igemm"),
+        (k3s2_wide, bf, True, "ncdhw", "bf16", v1_or_twg),  # 16-bit NCDHW strided, Cout 48
+        (k3s2_wide, bf, True, "cl", "bf16", "fused"),  # channels_last keeps the fused kernel
         (k3s2_wide, f32, False, "cl", "3xtf32", "igemm"),
         (base, bf, True, "ncdhw", "bf16", "halo"),
         (dilated, bf, True, "ncdhw", "bf16", "igemm"),

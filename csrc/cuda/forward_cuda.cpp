@@ -21,7 +21,8 @@
 // CONVT3D_BOX_STREAM=0 turns that off. On sm_90 (sm_90a build) the transposed wgmma kernel
 // (fwd/twg_kernel.cuh, plan_twg) replaces the per-phase halo kernel for bf16, fp16 and TF32
 // layers with 32 < Cout/g <= 64 and at least 8 taps per phase on average, v1 or the
-// per-phase kernel for TF32 with 32 < Cout/g <= 64, and the per-phase kernel of stride-1 layers
+// per-phase kernel for TF32 with 32 < Cout/g <= 64, v1 or the fused kernel for 16-bit strided
+// layers with 32 < Cout/g <= 64 and NCDHW x, and the per-phase kernel of stride-1 layers
 // with 16 < Cout/g <= 32 with two depth planes stacked per warpgroup (twg_pays);
 // CONVT3D_TWG=1 forces it wherever legal, =0 never; CONVT3D_TWG_STACK=1/2/4 fixes its stacked
 // planes where legal; with channels_last x it loads its boxes by
@@ -369,12 +370,20 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
 // channels_last: bf16 3.27 / 2.84 and 2.94 / 2.18, TF32 5.08 / 4.29 and 5.32 / 3.79; twg with
 // one plane lost (3.64 and 3.15 bf16). Cout/g <= 16 stays on the halo kernel: on case 1
 // (Cout 16, kernel 3 x 5 x 7) four planes do not fit and two lost (bf16 0.98 against 0.48).
+// 16-bit strided layers without the 16-byte channel loader (NCDHW x) take it over the fused
+// kernel and v1 too (H100, 2026-11-24, halo_ab.py --batch 5, two rounds, ms, NCDHW, the old
+// choice / twg: case 12 bf16 0.397, 0.403 (fused) / 0.353, 0.360, fp16 0.400, 0.403 / 0.356, 0.360;
+// case 8 bf16 0.637, 0.638 (v1) / 0.583, 0.585, fp16 0.635, 0.639 / 0.597, 0.585). With
+// channels_last x the fused kernel stays: case 8 bf16 0.253, 0.257 (fused) / 0.266, 0.274.
 bool twg_pays(const FastPlan& f, const TapStats& ts) {
   const bool long_phases = f.args.phases == 1 || ts.taps_sum >= kHaloMinTaps * ts.nonempty;
-  const bool tf32_short =  // auto mode only: CONVT3D_HALO=0/1/2 keeps its kernel
-      f.sw.halo == -1 && f.mode == fwd::Mode::kTf32 && f.args.fuse == 0;
+  const bool auto_mode = f.sw.halo == -1;  // CONVT3D_HALO=0/1/2 keeps its kernel
+  const bool tf32_short = auto_mode && f.mode == fwd::Mode::kTf32 && f.args.fuse == 0;
+  const bool strided = f.p.stride[0] > 1 || f.p.stride[1] > 1 || f.p.stride[2] > 1;
+  const bool scalar16_strided = auto_mode && !f.kvec && strided &&
+                                (f.mode == fwd::Mode::kBf16 || f.mode == fwd::Mode::kFp16);
   const bool halo_rule = f.halo && f.args.fuse == 0 && long_phases;
-  if (f.p.Cout_g > 32) return tf32_short || halo_rule;
+  if (f.p.Cout_g > 32) return tf32_short || scalar16_strided || halo_rule;
   const bool stride1 = f.p.stride[0] == 1 && f.p.stride[1] == 1 && f.p.stride[2] == 1;
   return f.p.Cout_g > 16 && stride1 && halo_rule;
 }

@@ -15,8 +15,10 @@ TYPES = {  # name -> (PTX shape suffix, PTX type, operand tail after the scale-d
     "F16": ("k16", "f16", "1, 1, 0"),
     "Tf32": ("k8", "tf32", "1, 1"),  # TF32 takes no transpose operands (K-major only)
 }
-# Both operands from shared memory: imm-trans-a as well (both K-major).
-SS_TAIL = {"Bf16": "1, 1, 0, 0", "F16": "1, 1, 0, 0", "Tf32": "1, 1"}
+# Both operands from shared memory: imm-trans-a as well. 16-bit types take it as the wrapper's
+# template argument TA (1: A is M-major, e.g. the pw kernel's NCDHW x), B stays K-major; TF32
+# has no transpose operands.
+SS_TAIL = {"Bf16": "1, 1, %{ta}, 0", "F16": "1, 1, %{ta}, 0", "Tf32": "1, 1"}
 
 
 def wrapper(name, n):
@@ -44,14 +46,18 @@ def wrapper_ss(name, n):
     dregs = ", ".join(f"%{i}" for i in range(nacc))
     outs = ",\n        ".join(f'"+f"(d[{j}][0]), "+f"(d[{j}][1]), "+f"(d[{j}][2]), "+f"(d[{j}][3])'
                              for j in range(n // 8))
+    ta = name != "Tf32"
+    tail = SS_TAIL[name].replace("{ta}", str(nacc + 2))
+    ins = '"l"(desc_a), "l"(desc_b)' + (', "n"(TA)' if ta else "")
+    head = "template <int TA = 0>\n" if ta else ""
     return f"""
-__device__ __forceinline__ void wgmma_ss_{name.lower()}_n{n}(float (&d)[{n // 8}][4],
+{head}__device__ __forceinline__ void wgmma_ss_{name.lower()}_n{n}(float (&d)[{n // 8}][4],
                                                      uint64_t desc_a, uint64_t desc_b) {{
   asm volatile(
       "wgmma.mma_async.sync.aligned.m64n{n}{k}.f32.{ty}.{ty} "
-      "{{{dregs}}}, %{nacc}, %{nacc + 1}, 1, {SS_TAIL[name]};\\n"
+      "{{{dregs}}}, %{nacc}, %{nacc + 1}, 1, {tail};\\n"
       : {outs}
-      : "l"(desc_a), "l"(desc_b));
+      : {ins});
 }}
 """
 

@@ -76,9 +76,9 @@ CASES = [
     # v1 with several K stages: the multistage cp.async pipeline when channels_last
     (2, 48, 40, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_HALO": "0"}),
-    # the non-overlapping kernel (channels_last, sm_90; forced, as auto mode leaves 16-bit
-    # layers like these to the fused kernel): M, N and K tails at BN 128 and 256, padding
-    # that drops outputs, odd Cout (scalar epilogue)
+    # the non-overlapping kernel (sm_90; forced): M, N and K tails at BN 128 and 256, padding
+    # that drops outputs, odd Cout (scalar epilogue); channels_last, and with NCDHW x
+    # (D*H*W % 8 == 0) its M-major (16-bit) or transposed (TF32) A
     (2, 48, 40, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_PW": "1"}),
     (2, 48, 40, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
@@ -87,6 +87,10 @@ CASES = [
      {"CONVT3D_PW": "1"}),
     (1, 16, 5, (3, 3, 4), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_PW": "1"}),
+    (3, 80, 24, (1, 5, 8), (2, 2, 2), (2, 2, 2), (0, 1, 1), (0, 0, 1), (1, 1, 1), 1,
+     {"CONVT3D_PW": "1"}),
+    (2, 160, 64, (2, 2, 4), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 2,
+     {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "256"}),
 ]
 
 

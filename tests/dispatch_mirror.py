@@ -296,31 +296,54 @@ def non_overlapping(spec):
     return True
 
 
-def pw_expected(device, spec, mode, kvec, kind):
+def positions_contiguous(x):
+    """Mirror of positions_contiguous (forward_cuda.cpp): x's d, h, w strides H W, W, 1 (size-1
+    axes excepted), D H W a multiple of the 16-byte run, data pointer and channel / sample
+    strides 16-byte aligned."""
+    n, _, d, h, w = x.shape
+    st = x.stride()
+    run = 16 // x.element_size()
+    if (d * h * w) % run or (w > 1 and st[4] != 1) or (h > 1 and st[3] != w) or (
+            d > 1 and st[2] != h * w):
+        return False
+    return x.data_ptr() % 16 == 0 and st[1] % run == 0 and (n == 1 or st[0] % run == 0)
+
+
+def pw_expected(device, spec, mode, kvec, x=None):
     """Mirror of plan_pw (forward_cuda.cpp): the non-overlapping kernel takes bf16/fp16/TF32
-    layers with channels_last x (kvec) that are non_overlapping, on a compute capability 9.0
-    device; CONVT3D_PW=1 forces it wherever legal, =0 never, unset takes it when CONVT3D_HALO
-    and CONVT3D_TWG are unset and halo_kind is not "fused". Returns its BN or None."""
+    layers with channels_last x (kvec) or positions_contiguous x (16-bit M-major A, TF32 A
+    transposed in shared memory; BN a multiple of k_w; y, which follows x here since the tests'
+    w is contiguous, unit-stride along w), that are non_overlapping, on a compute capability
+    9.0 device; CONVT3D_PW=1 forces it wherever legal, =0 never, unset takes it when
+    CONVT3D_HALO and CONVT3D_TWG are unset (over every other kernel, the fused one included). BN: 64 when
+    taps x Cout/g <= 64 or a 16-bit channels_last K is one 128-byte chunk, else 128.
+    Returns (BN, loader suffix) or None."""
     import torch
 
     env = os.environ.get("CONVT3D_PW")
     forced = (os.environ.get("CONVT3D_HALO") in ("0", "1", "2")
               or os.environ.get("CONVT3D_TWG") in ("0", "1"))
-    if env == "0" or (env != "1" and (forced or kind == "fused")):
+    if env == "0" or (env != "1" and forced):
         return None
-    if (mode not in ("bf16", "fp16", "tf32") or not kvec or not non_overlapping(spec)
+    mn = not kvec and x is not None and positions_contiguous(x)
+    if (mode not in ("bf16", "fp16", "tf32") or not (kvec or mn) or not non_overlapping(spec)
             or device.type != "cuda" or torch.cuda.get_device_capability(device) != (9, 0)):
         return None
+    _, cin, cout, _, k, _, _, _, _, g, _ = spec
     override = os.environ.get("CONVT3D_PW_BN")
     if override in {str(b) for b in PW_BNS}:
-        return int(override)
-    _, _, cout, _, k, _, _, _, _, g, _ = spec
-    return 64 if math.prod(k) * (cout // g) <= 64 else 128
+        bn = int(override)
+    else:
+        one_chunk = kvec and mode in ("bf16", "fp16") and (cin // g) * 2 <= 128
+        bn = 64 if math.prod(k) * (cout // g) <= 64 or one_chunk else 128
+    if mn and bn % k[2]:
+        return None
+    return bn, "mn" if mn else "kvec"
 
 
 def expected_path(x, spec, mode):
     """The kernel forward_cuda should pick: groups densified per dense_groups ("_dense"); the
-    non-overlapping kernel per pw_expected (in auto mode not over fused); else fused or
+    non-overlapping kernel per pw_expected (in auto mode over every other kernel); else fused or
     per-phase halo (BN 16/32/48/64, at most 32 for strict fp32; its wgmma variant per
     wgmma_expected) per halo_kind, the per-phase one replaced by the transposed wgmma kernel
     per twg_expected (run length per twg_run), else v1 igemm (BN from Cout/groups); the 16-byte
@@ -338,9 +361,9 @@ def expected_path(x, spec, mode):
     hmax = 32 if mode == "3xtf32" else 64
     hbn = next((c for c in (16, 32, 48, 64) if c == hmax or cout // g <= c), hmax)
     kind = halo_kind(spec, hbn, mode, kvec)
-    pw_bn = pw_expected(x.device, spec, mode, kvec, kind)
-    if pw_bn is not None:
-        return f"pw_{mode}_bn{pw_bn}_kvec{suffix}"
+    pw = pw_expected(x.device, spec, mode, kvec, x)
+    if pw is not None:
+        return f"pw_{mode}_bn{pw[0]}_{pw[1]}{suffix}"
     if kind == "halo" and wgmma_expected(x.device, mode):
         kind = "halo_wgmma"
     if twg_expected(x.device, spec, mode, kind, cout // g, kvec):

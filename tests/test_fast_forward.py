@@ -596,7 +596,7 @@ def test_halo_auto_rule(monkeypatch):
     with 32 < Cout/g <= 64 and NCDHW x, and the per-phase kernel of stride-1 layers with
     16 < Cout/g <= 32 where two stacked depth planes per warpgroup cost less than one; and the
     non-overlapping kernel takes kernel ==
-    stride layers with channels_last x (16-bit and TF32) that the fused kernel does not take."""
+    stride layers with channels_last or NCDHW x (16-bit and TF32), over the fused kernel too."""
     monkeypatch.delenv("CONVT3D_HALO", raising=False)
     monkeypatch.delenv("CONVT3D_WGMMA", raising=False)
     monkeypatch.delenv("CONVT3D_TWG", raising=False)
@@ -634,8 +634,8 @@ def test_halo_auto_rule(monkeypatch):
         (k3s2_deep, f32, True, "cl", "tf32", "halo"),  # > 2 chunks, >= 2 taps per phase
         (k2s2_deep, f32, True, "cl", "tf32", v1_or_pw),  # 1 tap per phase: no halo reuse
         (k2s2_deep, bf, True, "cl", "bf16", v1_or_pw),
-        (k2s2_deep, f32, True, "ncdhw", "tf32", "igemm"),
-        (k2s2, bf, True, "cl", "bf16", "fused"),  # the fused kernel keeps what it takes
+        (k2s2_deep, f32, True, "ncdhw", "tf32", v1_or_pw),  # TF32 NCDHW: A transposed
+        (k2s2, bf, True, "cl", "bf16", "pw" if wg else "fused"),  # pw over fused too
         (k3s2_deep, f32, True, "ncdhw", "tf32", "igemm"),
         (k4s2_deep, f32, True, "cl", "tf32", "halo"),
         (k3s2_dil, bf, True, "cl", "bf16", "fused"),

@@ -3,18 +3,21 @@ input positions x (tap, Cout/g), rows scattered to y) against an fp64 F.conv_tra
 CPU.
 
 CONVT3D_PW=1 (read per call) runs it wherever it is legal: bf16, fp16 or TF32, channels_last x
-with whole aligned 16-byte channel chunks, kernel == stride on every axis (dilation 1 or a
-1-tap kernel) and output_padding <= padding, an sm_90a build on a compute capability 9.0
-device. Elsewhere the same calls must pick another kernel and still be right. Covers per-axis
-shapes, padding that drops outputs, groups (densified or not), odd Cout/g (scalar stores),
-several K chunks and N tiles, every BN, M tails and bitwise repeatability. Outputs start as
-NaN (conftest), so an unwritten element fails `check`."""
+with whole aligned 16-byte channel chunks, or x whose positions are contiguous per channel
+(NCDHW, D*H*W a multiple of a 16-byte run, aligned: 16-bit A read M-major, TF32 A transposed
+in shared memory, BN a multiple of k_w), kernel == stride on every axis (dilation 1 or a 1-tap
+kernel) and output_padding <= padding, an sm_90a build on a compute capability 9.0 device. Elsewhere the same calls must pick another
+kernel and still be right. Covers per-axis shapes, padding that drops outputs, groups
+(densified or not), odd Cout/g (scalar stores), several K chunks and N tiles, every BN, M
+tails, NCDHW x (M-major A: 16-byte and scalar epilogues, k_w 1 / 2 / 4, K row tails) and
+bitwise repeatability. Outputs start as NaN (conftest), so an unwritten element fails
+`check`."""
 import pytest
 import torch
 
-from dispatch_mirror import non_overlapping
-from test_fast_forward import (allow_tf32, assert_bitwise_repeatable, geometry_args, make, ops,
-                               run)
+from dispatch_mirror import expected_path
+from test_fast_forward import (allow_tf32, assert_bitwise_repeatable, check, geometry_args, ic,
+                               make, ops, reference, run)
 
 pytestmark = pytest.mark.cuda
 
@@ -31,9 +34,11 @@ def force_pw(monkeypatch):
 
 
 def pw_legal(spec, precision, layout):
-    chunk = 8 if precision[0] != torch.float32 else 4
-    return (torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
-            and layout == "cl" and (spec[1] // spec[9]) % chunk == 0 and non_overlapping(spec))
+    """Whether the pw kernel runs (forced), by the dispatch mirror (tests/dispatch_mirror.py)."""
+    if not torch.cuda.is_available():
+        return False
+    (x, _, _), _ = make(spec, precision[0], layout)
+    return expected_path(x, spec, precision[3]).startswith("pw_")
 
 
 def run_pw(spec, precision, layout="cl", seed=0):
@@ -66,6 +71,23 @@ PW_CASES = [
     (1, 40, 16, (3, 5, 7), (3, 1, 2), (3, 1, 2), (1, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
 ]
 
+# NCDHW x (16-bit M-major A, TF32 transposed A): D*H*W a multiple of 8
+PW_MN_CASES = [
+    (2, 16, 16, (2, 4, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    # Cin/g not whole 16-byte chunks (M-major A has no channel chunks): K rows zero-filled
+    (2, 6, 16, (2, 4, 6), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    # odd w padding: pairs start at odd w (scalar stores), the first w output dropped
+    (1, 16, 24, (2, 3, 8), (2, 2, 2), (2, 2, 2), (0, 1, 1), (0, 0, 1), (1, 1, 1), 1, False),
+    # k_w = 1 and k_w = 4 (one and four outputs per column group)
+    (1, 8, 12, (3, 2, 4), (2, 3, 1), (2, 3, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    (1, 8, 8, (2, 2, 6), (1, 2, 4), (1, 2, 4), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    # groups, two K chunks with a row tail (Cin/g 80), N tiles
+    (2, 160, 64, (2, 2, 4), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 2, True),
+    # M tail (3 x 40 = 120 rows) and suite case 9's channels
+    (3, 16, 8, (1, 5, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    (1, 256, 128, (2, 4, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+]
+
 NOT_PW = [  # must take another kernel (and be right)
     # output_padding > padding: the last output plane has no input
     (1, 16, 16, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 0, 0), (1, 1, 1), 1, True),
@@ -83,6 +105,47 @@ NOT_PW = [  # must take another kernel (and be right)
 @pytest.mark.parametrize("case", range(len(PW_CASES)))
 def test_pw_cases(case, layout, precision):
     run_pw(PW_CASES[case], precision, layout)
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "misaligned", "sliced"])
+@pytest.mark.parametrize("case", range(len(PW_MN_CASES)))
+def test_pw_ncdhw(case, layout, precision):
+    # NCDHW x runs "_mn" (16-bit: M-major A; TF32: A transposed in shared memory); misaligned
+    # or strided x elsewhere.
+    spec = PW_MN_CASES[case]
+    legal = pw_legal(spec, precision, layout)
+    mn = (torch.cuda.get_device_capability() == (9, 0) and layout == "ncdhw"
+          and spec[4][2] in (1, 2, 4))
+    assert legal == mn, (spec, layout, precision[3])
+    run_pw(spec, precision, layout)
+    if legal:
+        (x, w, _), _ = make(spec, precision[0], layout)
+        assert ops._forward_path(x, w, *geometry_args(spec)).endswith("_mn")
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+def test_pw_ncdhw_x_channels_last_w(precision):
+    # a channels_last w makes y channels_last (PyTorch's rule): NCDHW x then takes another
+    # kernel, since the M-major epilogue writes runs of y's w
+    spec = PW_MN_CASES[0]
+    dtype, tf32, bound, _ = precision
+    (x, w, b), ref = make(spec, dtype, "ncdhw")
+    w = w.contiguous(memory_format=torch.channels_last_3d)
+    s, p, op, d, g = geometry_args(spec)
+    with allow_tf32(tf32):
+        assert not ops._forward_path(x, w, s, p, op, d, g).endswith("_mn")
+        y = ic.conv_transpose3d(x, w, b, s, p, op, g, d)
+    assert y.is_contiguous(memory_format=torch.channels_last_3d)
+    check(y, reference(spec, ref), bound)
+
+
+def test_pw_ncdhw_kernel_width_3():
+    # BN is not a multiple of k_w = 3: a column group would straddle N tiles, so not pw
+    spec = (1, 16, 16, (2, 2, 8), (2, 2, 3), (2, 2, 3), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True)
+    precision = (torch.bfloat16, True, 5e-3, "bf16")
+    assert not pw_legal(spec, precision, "ncdhw")
+    run_pw(spec, precision, "ncdhw")
 
 
 @pytest.mark.parametrize("precision", PRECISIONS16)
@@ -115,7 +178,8 @@ def test_pw_not_for_strict_fp32():
 
 
 @pytest.mark.parametrize("precision", PRECISIONS16)
-def test_pw_bitwise_repeatable(precision):
-    spec = PW_CASES[7]
-    prefix = "pw" if pw_legal(spec, precision, "cl") else None
-    assert_bitwise_repeatable(spec, precision, "cl", path_prefix=prefix)
+@pytest.mark.parametrize("layout", ["cl", "ncdhw"])
+def test_pw_bitwise_repeatable(layout, precision):
+    spec = PW_MN_CASES[7]
+    prefix = "pw" if pw_legal(spec, precision, layout) else None
+    assert_bitwise_repeatable(spec, precision, layout, path_prefix=prefix)

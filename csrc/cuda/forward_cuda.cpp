@@ -29,8 +29,9 @@
 // TMA where the tensor map is legal (twg_tma_ok; CONVT3D_TWG_TMA=0 never). Plans are cached per
 // call signature (cached_plan; CONVT3D_PLAN_CACHE=0 plans every call). Last, on sm_90 (sm_90a
 // build), layers whose kernel equals their stride (every output from one tap) with
-// channels_last x take the non-overlapping kernel (fwd/pw_kernel.cuh, plan_pw: one dense GEMM)
-// unless fused took them; CONVT3D_PW=1 forces it wherever legal, =0 never.
+// channels_last x, or NCDHW x and y, take the non-overlapping kernel (fwd/pw_kernel.cuh,
+// plan_pw: one dense GEMM), over any other choice; CONVT3D_PW=1 forces it wherever legal, =0
+// never.
 #include "forward_cuda.h"
 
 #include "box_map.h"
@@ -606,24 +607,53 @@ bool non_overlapping(const ConvT3dParams& p, const fwd::AxisPlan* ax) {
   return true;
 }
 
-// Non-overlapping kernel (fwd/pw_kernel.cuh): bf16, fp16 or TF32 with channels_last x on an
-// sm_90a build and an sm_90 device. BN: 64 when taps x Cout/g fit it, else 128 (two CTAs per
-// SM); CONVT3D_PW_BN overrides. In auto mode it replaces every other choice but the fused
-// kernel. Measured on an H100 (scripts/halo_ab.py --batch 20, 2026-11-24, channels_last,
-// ms; kernel time from torch.profiler in brackets, µs): suite case 9 TF32 pw 0.061 [38] / v1
-// 0.062 [52], fp16 0.051 [25] / 0.055 [32] (host-bound calls); case 10 TF32 0.389 / v1 0.503;
-// case 10 bf16 0.287 / fused 0.256, which keeps it.
+// x whose positions are contiguous per channel (NCDHW): d, h, w strides H W, W, 1 (size-1 axes
+// excepted), D H W a multiple of the 16-byte run (so a run of positions never straddles two
+// samples), and the data pointer, channel and sample strides 16-byte aligned.
+bool positions_contiguous(const ConvT3dParams& p, const at::Tensor& x) {
+  const int64_t D = p.in[0], H = p.in[1], W = p.in[2];
+  const int64_t run = 16 / x.element_size();
+  const auto& st = p.x_st;
+  if ((D * H * W) % run != 0) return false;
+  if ((W > 1 && st[4] != 1) || (H > 1 && st[3] != W) || (D > 1 && st[2] != H * W)) return false;
+  return reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0 && st[1] % run == 0 &&
+         (p.N == 1 || st[0] % run == 0);
+}
+
+// Non-overlapping kernel (fwd/pw_kernel.cuh): bf16, fp16 or TF32 on an sm_90a build and an
+// sm_90 device, with channels_last x, or with positions_contiguous x and y's w unit-stride
+// (16-bit A read M-major, TF32 A transposed in shared memory; BN a multiple of k_w). NCDHW x
+// with a channels_last w makes y channels_last, whose per-element stores took 0.171 ms on
+// case 9 bf16 (H100) against v1's 0.06, so that stays on v1. BN: 64 when taps x Cout/g fit
+// it or a 16-bit channels_last K is one 128-byte chunk, else 128; CONVT3D_PW_BN overrides.
+// In auto mode it replaces every other choice, the fused kernel included since its epilogue
+// tile stopped conflicting on banks. Measured on an H100 (scripts/halo_ab.py --batch 20,
+// 2026-11-24, ms):
+// - channels_last: case 10 bf16 pw64 0.189 / pw128 0.196 / fused 0.260, fp16 0.188 / 0.193 /
+//   0.251, TF32 pw128 0.316 / pw64 0.348 / fused 0.557; case 9 TF32 pw 0.053 / fused 0.117
+//   (host-bound calls; earlier v1 measurements: docs/fast_forward_design.md v11);
+// - NCDHW, M-major A: case 10 bf16 pw128 0.251 / pw64 0.311 / v1 0.472, fp16 0.247 / 0.307 /
+//   0.467; A transposed (one CTA per SM at BN 128 with three stages): case 10 TF32 pw128
+//   0.321 / pw64 0.419 / v1 0.537, case 9 TF32 0.065 / 0.067 / 0.070.
 void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // CONVT3D_PW: 1 wherever legal, 0 never; unset takes it in auto mode (CONVT3D_HALO and
   // CONVT3D_TWG unset), where it is legal. CONVT3D_PW_BN fixes its BN.
   const int env = f.sw.pw;
   if (env == 0 || (env == -1 && (f.sw.halo != -1 || f.sw.twg != -1))) return;
-  if (env == -1 && f.halo && f.args.fuse == 1) return;
-  if (f.mode == fwd::Mode::kTf32x3 || !f.kvec || !use_wgmma_arch(x)) return;
+  if (f.mode == fwd::Mode::kTf32x3 || !use_wgmma_arch(x)) return;
+  // NCDHW x, and y's w unit-stride (y is channels_last when w is): its epilogue writes runs of w.
+  const bool mn = !f.kvec && positions_contiguous(p, x) && (p.out[2] == 1 || p.y_st[4] == 1);
+  if (!f.kvec && !mn) return;
   if (!non_overlapping(f.p, f.args.ax) || !tap_offsets_fit(f.p, f.args.cin_pad)) return;
   const int64_t ncols = f.p.k[0] * f.p.k[1] * f.p.k[2] * f.p.Cout_g;
+  // K in 128-byte chunks: one chunk makes each CTA a short latency chain, where smaller tiles
+  // (three CTAs per SM: pw_smem_bytes sizes only the stages K fills) overlap better.
+  const int64_t chunks = ceil_div(f.p.Cin_g * fwd::elem_bytes(f.mode), fwd::kPwBkBytes);
   int bn = f.sw.pw_bn;
-  if (bn == 0) bn = ncols <= 64 ? 64 : 128;
+  const bool one_chunk_cl = !mn && fwd::elem_bytes(f.mode) == 2 && chunks == 1;
+  const bool transposed = mn && f.mode == fwd::Mode::kTf32;
+  if (bn == 0) bn = ncols <= 64 || one_chunk_cl ? 64 : 128;
+  if (mn && bn % p.k[2] != 0) return;  // a thread writes the k_w outputs of a column group
   const int64_t M = f.p.N * p.in[0] * p.in[1] * p.in[2];
   const int64_t m_tiles = ceil_div(M, fwd::kPwBm), n_tiles = ceil_div(ncols, bn);
   const double blocks = double(m_tiles) * double(n_tiles) * double(f.p.groups);
@@ -635,11 +665,15 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
     a.pad[i] = static_cast<int>(p.pad[i]);
     a.out[i] = static_cast<int>(p.out[i]);
   }
+  a.smem_bytes = fwd::pw_smem_bytes(
+      bn, static_cast<int>(std::min<int64_t>(chunks, fwd::kPwStages)), transposed);
   f.blocks = m_tiles * n_tiles * f.p.groups;
   f.halo = false;
   f.twg_nr = 0;
+  a.x_mn = mn ? 1 : 0;
   f.pw_bn = bn;
-  f.name = std::string("pw_") + fwd::mode_name(f.mode) + "_bn" + std::to_string(bn) + "_kvec";
+  f.name = std::string("pw_") + fwd::mode_name(f.mode) + "_bn" + std::to_string(bn) +
+           (mn ? "_mn" : "_kvec");
 }
 
 // Small grouped layers run as one block-diagonal dense layer when that pads less: each

@@ -98,6 +98,10 @@ struct FwdArgs {
   // `stack` blocks of 64 / stack channels (Cout/g <= 64 / stack), block j the plane qd + j, so a
   // narrow layer fills the tile (twg_kernel.cuh); 1 otherwise.
   int stack = 1;
+  // The non-overlapping kernel (pw_kernel.cuh) with NCDHW-like x: positions are contiguous per
+  // channel, so A arrives M-major (16-bit: read so; TF32: transposed in shared memory) and the
+  // columns run (td, th, co, tw).
+  int x_mn = 0;
   alignas(64) unsigned char box_map[128] = {};
 };
 

@@ -1,7 +1,7 @@
-// Non-overlapping forward (sm_90a, bf16/fp16/TF32, channels_last x): layers whose kernel equals
-// their stride on every axis (k = s, no dilation; k = s = 1 included) and whose outputs are
-// all reached (output_padding <= padding). Each input position then feeds exactly one output
-// per tap, so the whole layer is one dense GEMM
+// Non-overlapping forward (sm_90a, bf16/fp16/TF32, channels_last or NCDHW x): layers whose
+// kernel equals their stride on every axis (k = s, no dilation; k = s = 1 included) and whose
+// outputs are all reached (output_padding <= padding). Each input position then feeds exactly
+// one output per tap, so the whole layer is one dense GEMM
 //   D[m][(tap, co)] = sum over ci of x[m][ci] * W[ci][co][tap],   m = (n, id, ih, iw),
 // whose rows are scattered to y at o = i * s - p + tap (dropped outside y). The per-phase
 // kernels re-gather x once per phase (= tap) with N = Cout; here N runs over (tap, co), so
@@ -17,7 +17,10 @@
 // shared memory and writes whole 16-byte channel vectors, consecutive threads on consecutive
 // addresses (in channels_last the taps of one output row segment are adjacent), so each
 // warp store covers whole lines; the L2 took 8 requests per 128 bytes when the accumulators
-// were stored directly. Every y element is written once, by one thread; no atomics.
+// were stored directly. With NCDHW x (XMN below) A is copied as 16-byte runs of positions
+// (read M-major in 16-bit, transposed in shared memory for TF32), and the k_w adjacent NCDHW
+// outputs of a column group leave together.
+// Every y element is written once, by one thread; no atomics.
 #pragma once
 
 #include "launch.h"
@@ -52,7 +55,13 @@ struct alignas(16) PwRow {
   int o0[3], inside;
 };
 
-template <Mode MODE, int BN>
+// XMN (a.x_mn): x's positions are contiguous per channel (NCDHW), so A arrives as 16-byte runs
+// of positions. 16-bit: stored M-major ([warpgroup][K row][64 positions], 128-byte swizzle)
+// and read transposed by the wgmma. TF32 (whose wgmma reads K-major operands only): staged
+// as [K row][BM positions], then transposed (and rounded) into one K-major buffer. Its columns
+// run (td, th, co, tw), so the k_w adjacent NCDHW outputs of a (row, td, th, co) are adjacent
+// columns.
+template <Mode MODE, int BN, bool XMN>
 __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBlocks)
     pw_fwd_kernel(const __grid_constant__ FwdArgs a) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -60,6 +69,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
 #else
   using C = PwCfg<MODE, BN>;
   using T = typename C::T;
+  constexpr bool XT = XMN && sizeof(T) == 4;  // A transposed in shared memory (TF32)
   constexpr int BM = C::BM, NT = C::NT, S = C::S, BK = C::BK, PL = C::PL;
 
   extern __shared__ __align__(128) unsigned char smem[];
@@ -71,7 +81,12 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   const uint32_t s0 = smem_addr(smem);
   unsigned char* stages = smem + (((s0 + C::kTables + 1023) & ~1023u) - s0);
   const uint32_t sa = smem_addr(stages);                           // A [S][BM][128 B]
-  const uint32_t sb = sa + S * C::kStageA;                         // B [S][BN][128 B]
+  // K chunks; only min(S, kchunks) stages are used and allocated (pw_smem_bytes), B after them,
+  // then (XT) the K-major A buffer.
+  const int kchunks = (a.cin_g + BK - 1) / BK;
+  const int s_used = kchunks < S ? kchunks : S;
+  const uint32_t sb = sa + s_used * C::kStageA;                    // B [S][BN][128 B]
+  const uint32_t s_ka = sb + s_used * C::kStageB;                  // XT: A [BM][128 B]
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 
@@ -82,6 +97,22 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   const int64_t m0 = int64_t(mt) * BM;
   const int ncols = a.k[0] * a.k[1] * a.k[2] * a.cout_g;  // N of the GEMM
   const int n0 = nt * BN;
+  // Column col of the GEMM: its tap (td, th, tw) and channel co, ordered (tap, co), or with
+  // XMN (td, th, co, tw); its row of the packed weight [tap][co] is tap * cout_g + co.
+  auto col_tap = [&](int col, int& td, int& th, int& tw, int& co) {
+    int sp;
+    if constexpr (XMN) {
+      tw = col % a.k[2];
+      co = (col / a.k[2]) % a.cout_g;
+      sp = col / (a.k[2] * a.cout_g);
+    } else {
+      co = col % a.cout_g;
+      tw = (col / a.cout_g) % a.k[2];
+      sp = col / (a.cout_g * a.k[2]);
+    }
+    th = sp % a.k[1];
+    td = sp / a.k[1];
+  };
 
   // ---- row table: row m = (n, id, ih, iw) of x, past M: never loaded or stored.
   if (tid < BM) {
@@ -133,8 +164,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     int64_t yc = 0;
     float bv = 0.f;
     if (col < ncols) {
-      const int t = col / a.cout_g, co = col % a.cout_g;
-      const int tw = t % a.k[2], th = (t / a.k[2]) % a.k[1], td = t / (a.k[2] * a.k[1]);
+      int td, th, tw, co;
+      col_tap(col, td, th, tw, co);
       tap = td | (th << 8) | (tw << 16);
       yc = int64_t(g * a.cout_g + co) * a.ys[1] + int64_t(td) * a.ys[2] +
            int64_t(th) * a.ys[3] + int64_t(tw) * a.ys[4];
@@ -148,28 +179,41 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   }
   __syncthreads();
 
-  // ---- this thread's copies: rows tid / PL + RS j of A and of B, 16-byte chunk tid % PL (PL
-  // consecutive threads read one row's kPwBkBytes). Sources are fixed for the whole K loop.
-  // Chunk kc of row r lands at chunk kc ^ (r % 8) of the row (128-byte swizzle); RS is a
-  // multiple of 8, so that is the same for every j.
+  // ---- this thread's copies: rows tid / PL + RS j of B (and of K-major A), 16-byte chunk
+  // tid % PL (PL consecutive threads read one row's kPwBkBytes). Sources are fixed for the
+  // whole K loop. Chunk kc of row r lands at chunk kc ^ (r % 8) of the row (128-byte swizzle);
+  // RS is a multiple of 8, so that is the same for every j. XMN: the thread's KRUN positions
+  // (chunk pc of the BM, the same for every j) of K rows k_base + j * kKStep; DHW % KRUN == 0
+  // (host), so a chunk never straddles two samples.
   const T* __restrict__ x = static_cast<const T*>(a.x);
   const T* __restrict__ wp = static_cast<const T*>(a.wp);
   const int kc = tid % PL, r_base = tid / PL;
+  constexpr int kPc = BM / C::KRUN, kKStep = NT / kPc;  // position chunks per K row
+  const int pc = tid % kPc, k_base = tid / kPc;
   const T* a_src[C::PA];
 #pragma unroll
   for (int j = 0; j < C::PA; ++j) {
-    const int64_t xo = s_row[r_base + C::RS * j].x;
-    a_src[j] = xo >= 0 ? x + (xo + kc * C::KRUN) : nullptr;
+    if constexpr (XMN) {
+      const int64_t xo = s_row[pc * C::KRUN].x;
+      a_src[j] = xo >= 0 ? x + xo : nullptr;
+      break;  // one position chunk for every K row
+    } else {
+      const int64_t xo = s_row[r_base + C::RS * j].x;
+      a_src[j] = xo >= 0 ? x + (xo + kc * C::KRUN) : nullptr;
+    }
   }
   const T* b_src[C::PB];
 #pragma unroll
   for (int j = 0; j < C::PB; ++j) {
     const int col = n0 + r_base + C::RS * j;
-    b_src[j] = col < ncols ? wp + ((int64_t(g) * ncols + col) * a.cin_pad + kc * C::KRUN)
+    int td, th, tw, co;
+    col_tap(col, td, th, tw, co);
+    const int64_t prow = int64_t((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g + co;
+    b_src[j] = col < ncols ? wp + ((int64_t(g) * ncols + prow) * a.cin_pad + kc * C::KRUN)
                            : nullptr;
   }
-  const int kchunks = (a.cin_g + BK - 1) / BK;
   static_assert(C::RS % 8 == 0, "swizzle phase must not depend on j");
+  static_assert(!XMN || C::PA * kKStep == C::BK, "XMN: the stage's K rows in PA passes");
   const int swz = (kc ^ (r_base % 8)) * kChunkBytes;
 
   // Chunk s (channels s * BK ..) into stage s % S; always commits (maybe an empty group), so
@@ -181,9 +225,21 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       const bool ci_ok = s * BK + kc * C::KRUN < a.cin_g;
 #pragma unroll
       for (int j = 0; j < C::PA; ++j) {
-        const bool ok = ci_ok & (a_src[j] != nullptr);
-        cp_async_16(sa + st * C::kStageA + (r_base + C::RS * j) * kPwBkBytes + swz,
-                    ok ? a_src[j] + s * BK : x, ok ? 16 : 0);
+        if constexpr (XMN) {
+          // K row k (channel s * BK + k) of position chunk pc: 16-bit into warpgroup block
+          // pc / 8 (swizzled), TF32 into the staging rows [k][BM].
+          const int k = k_base + kKStep * j, ci = s * BK + k;
+          const bool ok = (ci < a.cin_g) & (a_src[0] != nullptr);
+          const uint32_t dst = XT ? k * (BM * 4) + pc * kChunkBytes
+                                  : (pc / 8) * (BK * kPwBkBytes) + k * kPwBkBytes +
+                                        (((pc % 8) ^ (k % 8)) * kChunkBytes);
+          cp_async_16(sa + st * C::kStageA + dst, ok ? a_src[0] + int64_t(ci) * a.xs[1] : x,
+                      ok ? 16 : 0);
+        } else {
+          const bool ok = ci_ok & (a_src[j] != nullptr);
+          cp_async_16(sa + st * C::kStageA + (r_base + C::RS * j) * kPwBkBytes + swz,
+                      ok ? a_src[j] + s * BK : x, ok ? 16 : 0);
+        }
       }
 #pragma unroll
       for (int j = 0; j < C::PB; ++j) {
@@ -199,16 +255,39 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   zero_acc(acc);
 
   // Descriptors: A of this warpgroup (its 64 rows), B; 8-row groups 1024 bytes apart, a K
-  // step (32 bytes) 32 bytes on in the row.
+  // step (32 bytes) 32 bytes on in the row. M-major A: the warpgroup's block of BK K rows of
+  // 128 bytes (its 64 positions, one swizzle atom wide), 8-K-row groups 1024 bytes apart, a K
+  // step (16 rows) 2048 bytes on.
   const int wg = __shfl_sync(0xffffffffu, warp / 4, 0);  // uniform: descriptors stay in UR
-  const uint64_t da0 = wgmma_desc_sw128(sa + wg * 64 * kPwBkBytes, 8 * kPwBkBytes);
+  const uint64_t da0 = wgmma_desc_sw128(
+      (XT ? s_ka : sa) + wg * (XMN && !XT ? BK : 64) * kPwBkBytes, 8 * kPwBkBytes);
+  constexpr int kAStep = XMN && !XT ? 16 * kPwBkBytes : 32;
+  constexpr int kAStage = XT ? 0 : C::kStageA;  // XT: one K-major buffer
   const uint64_t db0 = wgmma_desc_sw128(sb, 8 * kPwBkBytes);
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) issue(s);
   for (int kt = 0; kt < kchunks; ++kt) {
     cp_async_wait<S - 2>();  // chunk kt landed (this thread's copies)
     const int st = kt % S;
-    if constexpr (MODE == Mode::kTf32) {
+    if constexpr (XT) {
+      // Every thread's copies of chunk kt are visible after the barrier; transpose the staging
+      // rows into the K-major buffer, rounded to TF32 (the tensor core would truncate). Chunk
+      // (row r, 16-byte chunk c) = channels 4 c .. 4 c + 3 of position r: consecutive threads
+      // read consecutive positions and write 8 distinct swizzled slots per quarter warp.
+      __syncthreads();
+      const float* stg = reinterpret_cast<const float*>(stages + st * C::kStageA);
+      unsigned char* ka = stages + (s_ka - sa);
+#pragma unroll
+      for (int j = 0; j < (BM * PL) / NT; ++j) {
+        const int q = tid + NT * j, r = q % BM, c = q / BM;
+        uint4 v;
+        v.x = tf32_rna(stg[(4 * c + 0) * BM + r]);
+        v.y = tf32_rna(stg[(4 * c + 1) * BM + r]);
+        v.z = tf32_rna(stg[(4 * c + 2) * BM + r]);
+        v.w = tf32_rna(stg[(4 * c + 3) * BM + r]);
+        *reinterpret_cast<uint4*>(ka + r * kPwBkBytes + ((c ^ (r % 8)) * kChunkBytes)) = v;
+      }
+    } else if constexpr (MODE == Mode::kTf32) {
       // Round this thread's own A chunks to TF32 (the tensor core would truncate them).
 #pragma unroll
       for (int j = 0; j < C::PA; ++j) {
@@ -223,8 +302,9 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < PL / 2; ++ks) {
-      wgmma_ss<MODE, BN>(acc[0], da0 + uint64_t((st * C::kStageA + ks * 32) >> 4),
-                         db0 + uint64_t((st * C::kStageB + ks * 32) >> 4));
+      wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0>(
+          acc[0], da0 + uint64_t((st * kAStage + ks * kAStep) >> 4),
+          db0 + uint64_t((st * C::kStageB + ks * 32) >> 4));
     }
     wgmma_commit();
     wgmma_wait<0>();
@@ -233,21 +313,39 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   wgmma_fence_acc(acc);
   __syncthreads();  // the epilogue tile overwrites the stages
 
-  // ---- epilogue: accumulators (+ bias) -> fp32 tile ct [BM][BN + 1] (odd stride) -> y. This
-  // thread holds rows 16 (warp % 4) + lane / 4 (+ 8) of its warpgroup and columns
-  // 8 j + 2 (lane % 4) (+ 1).
-  constexpr int CS = BN + 1;
-  float* ct = reinterpret_cast<float*>(stages);
+  // ---- epilogue: accumulators (+ bias), converted to T -> tile ct -> y. This thread holds
+  // rows 16 (warp % 4) + lane / 4 (+ 8) of its warpgroup and columns 8 j + 2 (lane % 4) (+ 1).
+  // K-major (channels_last y): ct is [BM][kRowB bytes], each pair written at once; the row
+  // pad (pw_tile_row_bytes) puts a warp's pair writes on distinct banks and keeps rows 16-byte
+  // aligned for the vector reads below (an fp32 tile of odd row stride, read 8 floats per
+  // thread, had 4-way conflicts: ncu on suite case 9 bf16 put 38 % of the stalls on shared
+  // memory). XMN (NCDHW y): ct is column-major [BN][kColE elements], so the rows that become
+  // adjacent w outputs are adjacent in shared memory.
+  constexpr int kRowB = pw_tile_row_bytes(BN, int(sizeof(T)));
+  // Column pitch 68 words (16-bit) or 132 (fp32): a warp's element writes hit 16 / 32 banks.
+  constexpr int kColE = sizeof(T) == 2 ? BM + 8 : BM + 4;
+  unsigned char* ct = stages;
   {
     const int r0 = wg * 64 + (warp % 4) * 16 + lane / 4;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
+      const int c = 8 * j + 2 * (lane % 4);
+      const float b0 = s_bias[c], b1 = s_bias[c + 1];
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int c = 8 * j + 2 * (lane % 4) + e;
-        const float bv = s_bias[c];
-        ct[r0 * CS + c] = acc[0][j][e] + bv;
-        ct[(r0 + 8) * CS + c] = acc[0][j][2 + e] + bv;
+      for (int h = 0; h < 2; ++h) {
+        const float v0 = acc[0][j][2 * h] + b0, v1 = acc[0][j][2 * h + 1] + b1;
+        if constexpr (XMN) {
+          T* t = reinterpret_cast<T*>(ct);
+          t[c * kColE + r0 + 8 * h] = from_float<T>(v0);
+          t[(c + 1) * kColE + r0 + 8 * h] = from_float<T>(v1);
+        } else {
+          unsigned char* p = ct + (r0 + 8 * h) * kRowB + c * int(sizeof(T));
+          if constexpr (sizeof(T) == 2) {
+            *reinterpret_cast<uint32_t*>(p) = pack_pair(from_float<T>(v0), from_float<T>(v1));
+          } else {
+            *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+          }
+        }
       }
     }
   }
@@ -259,7 +357,61 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
                              (unsigned(r.o0[2] + (tap >> 16)) < unsigned(a.out[2])));
   };
   constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte store
-  if (a.y_vec) {
+  if constexpr (XMN) {
+    const T* t = reinterpret_cast<const T*>(ct);
+    // One element of the tile to y (any k_w, strides, padding).
+    auto put = [&](int r, int c) {
+      const int tap = s_tap[c];
+      const PwRow& row = s_row[r];
+      if (tap >= 0 && row.x >= 0 && in_y(row, tap)) y[row.y + s_yc[c]] = t[c * kColE + r];
+    };
+    if (a.k[2] == 2) {
+      // Item (quad of rows 4 q .., column pair tw = 0, 1 of one (td, th, co); BN is even): 8
+      // outputs. When the 4 rows are adjacent w of one input line, all inside y, ys[4] = 1
+      // and the address 16-byte aligned, they are one 16-byte store (two in fp32). The
+      // thread's quad is the same for all its items (NT is a multiple of BM / 4), so its rows
+      // are checked once.
+      const int q = tid % (BM / 4);
+      bool quad = a.ys[4] == 1;
+      const int64_t y0 = s_row[4 * q].y;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const PwRow& row = s_row[4 * q + e];
+        quad &= row.x >= 0 && row.inside != 0 && row.y == y0 + 2 * e;
+      }
+      for (int cp = tid / (BM / 4); cp < BN / 2; cp += NT / (BM / 4)) {
+        const int c = 2 * cp;
+        T* dst = y + (y0 + s_yc[c]);
+        if (quad && s_tap[c] >= 0 && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
+          // interleave: w output 2 e is row e of tw 0 (lo), 2 e + 1 row e of tw 1 (hi)
+          if constexpr (sizeof(T) == 2) {
+            const uint2 lo = *reinterpret_cast<const uint2*>(t + c * kColE + 4 * q);
+            const uint2 hi = *reinterpret_cast<const uint2*>(t + (c + 1) * kColE + 4 * q);
+            uint4 v;
+            v.x = __byte_perm(lo.x, hi.x, 0x5410);
+            v.y = __byte_perm(lo.x, hi.x, 0x7632);
+            v.z = __byte_perm(lo.y, hi.y, 0x5410);
+            v.w = __byte_perm(lo.y, hi.y, 0x7632);
+            *reinterpret_cast<uint4*>(dst) = v;
+          } else {
+            const uint4 lo = *reinterpret_cast<const uint4*>(t + c * kColE + 4 * q);
+            const uint4 hi = *reinterpret_cast<const uint4*>(t + (c + 1) * kColE + 4 * q);
+            reinterpret_cast<uint4*>(dst)[0] = make_uint4(lo.x, hi.x, lo.y, hi.y);
+            reinterpret_cast<uint4*>(dst)[1] = make_uint4(lo.z, hi.z, lo.w, hi.w);
+          }
+        } else {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            put(4 * q + e, c);
+            put(4 * q + e, c + 1);
+          }
+        }
+      }
+    } else {
+      // Consecutive threads on consecutive rows (adjacent in the column-major tile).
+      for (int i = tid; i < BM * BN; i += NT) put(i % BM, i / BM);
+    }
+  } else if (a.y_vec) {
     // Channels_last, aligned, Cout/g a multiple of V (host): a vector never straddles taps.
     // Consecutive threads take consecutive vectors of a row; a row's taps (tap-major) are
     // adjacent output positions along w, so a warp writes whole lines.
@@ -269,7 +421,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       const int tap = s_tap[c];
       const PwRow& row = s_row[r];
       if (tap < 0 || row.x < 0 || !in_y(row, tap)) continue;
-      *reinterpret_cast<uint4*>(y + (row.y + s_yc[c])) = pack16<T>(ct + r * CS + c);
+      *reinterpret_cast<uint4*>(y + (row.y + s_yc[c])) =
+          *reinterpret_cast<const uint4*>(ct + r * kRowB + c * int(sizeof(T)));
     }
   } else {
     // Any y strides: one element per thread, consecutive threads on consecutive rows.
@@ -278,7 +431,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       const int tap = s_tap[c];
       const PwRow& row = s_row[r];
       if (tap < 0 || row.x < 0 || !in_y(row, tap)) continue;
-      y[row.y + s_yc[c]] = from_float<T>(ct[r * CS + c]);
+      y[row.y + s_yc[c]] = *reinterpret_cast<const T*>(ct + r * kRowB + c * int(sizeof(T)));
     }
   }
 #endif
@@ -287,11 +440,13 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
 template <Mode MODE, int BN>
 cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   using C = PwCfg<MODE, BN>;
-  auto kernel = pw_fwd_kernel<MODE, BN>;
-  constexpr int smem = pw_smem_bytes(BN);
-  const cudaError_t e = allow_dynamic_smem(kernel, smem);
+  auto kernel = a.x_mn ? pw_fwd_kernel<MODE, BN, true> : pw_fwd_kernel<MODE, BN, false>;
+  if (a.smem_bytes <= 0 || a.smem_bytes > pw_smem_bytes(BN, kPwStages, a.x_mn != 0)) {
+    return cudaErrorInvalidValue;
+  }
+  const cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
   if (e != cudaSuccess) return e;
-  kernel<<<static_cast<unsigned>(blocks), C::NT, smem, stream>>>(a);
+  kernel<<<static_cast<unsigned>(blocks), C::NT, a.smem_bytes, stream>>>(a);
   return cudaGetLastError();
 }
 

@@ -240,14 +240,25 @@ constexpr int kPwBm = 128;
 constexpr int kPwStages = 3;
 constexpr int kPwBkBytes = 128;
 
+// The pw epilogue tile's row: BN elements of the output type plus a pad that puts the rows of
+// a warp's pair writes on distinct banks (rows 4 words apart for 32-bit pairs, 8 for 64-bit
+// fp32 pairs) and keeps every row 16-byte aligned.
+constexpr int pw_tile_row_bytes(int bn, int elem_bytes) {
+  return bn * elem_bytes + (elem_bytes == 2 ? 16 : 32);
+}
+
 // Dynamic shared memory of a pw CTA: the row table (32 B per row), the column table (16 B per
-// column), then (1024-byte aligned, the slack included) the stages, which the epilogue's fp32
-// tile [kPwBm][BN + 1] reuses.
-constexpr int pw_smem_bytes(int bn) {
+// column), then (1024-byte aligned, the slack included) the stages, which the epilogue tile
+// [kPwBm][pw_tile_row_bytes] reuses (sized for fp32, the widest output). A layer whose K is
+// fewer 128-byte chunks than kPwStages only touches that many stages (the loader issues none
+// past K), so the host asks for `stages` = min(kPwStages, chunks): more CTAs per SM fit. TF32
+// with NCDHW x (`transposed`) adds one K-major A buffer after the stages.
+constexpr int pw_smem_bytes(int bn, int stages = kPwStages, bool transposed = false) {
   return 32 * kPwBm + 16 * bn + 1024 +
-         (kPwStages * (kPwBm + bn) * kPwBkBytes > 4 * kPwBm * (bn + 1)
-              ? kPwStages * (kPwBm + bn) * kPwBkBytes
-              : 4 * kPwBm * (bn + 1));
+         (stages * (kPwBm + bn) * kPwBkBytes + (transposed ? kPwBm * kPwBkBytes : 0) >
+                  kPwBm * pw_tile_row_bytes(bn, 4)
+              ? stages * (kPwBm + bn) * kPwBkBytes + (transposed ? kPwBm * kPwBkBytes : 0)
+              : kPwBm * pw_tile_row_bytes(bn, 4));
 }
 
 }  // namespace fwd

@@ -115,15 +115,17 @@ __device__ __forceinline__ void wgmma_step(float (&acc)[BN / 8][4], const uint32
 }
 
 // acc (this warp's 16 rows of a 64-row wgmma, N columns) += A x B, both read by the tensor core
-// from shared memory through descriptors (twg_kernel.cuh, pw_kernel.cuh).
-template <Mode MODE, int N>
+// from shared memory through descriptors (twg_kernel.cuh, pw_kernel.cuh). TA = 1: A is M-major
+// (16-bit types only; TF32 operands are K-major).
+template <Mode MODE, int N, int TA = 0>
 __device__ __forceinline__ void wgmma_ss(float (&acc)[N / 8][4], uint64_t desc_a, uint64_t desc_b) {
+  static_assert(TA == 0 || MODE != Mode::kTf32, "TF32 wgmma reads K-major operands only");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define CONVT3D_WGMMA_SS_CASE(NN)                                               \
-  if constexpr (N == NN) {                                                      \
-    if constexpr (MODE == Mode::kBf16) wgmma_ss_bf16_n##NN(acc, desc_a, desc_b); \
-    if constexpr (MODE == Mode::kFp16) wgmma_ss_f16_n##NN(acc, desc_a, desc_b);  \
-    if constexpr (MODE == Mode::kTf32) wgmma_ss_tf32_n##NN(acc, desc_a, desc_b); \
+#define CONVT3D_WGMMA_SS_CASE(NN)                                                        \
+  if constexpr (N == NN) {                                                               \
+    if constexpr (MODE == Mode::kBf16) wgmma_ss_bf16_n##NN<TA>(acc, desc_a, desc_b);     \
+    if constexpr (MODE == Mode::kFp16) wgmma_ss_f16_n##NN<TA>(acc, desc_a, desc_b);      \
+    if constexpr (MODE == Mode::kTf32) wgmma_ss_tf32_n##NN(acc, desc_a, desc_b);         \
   }
   CONVT3D_WGMMA_SS_CASE(64)
   CONVT3D_WGMMA_SS_CASE(128)

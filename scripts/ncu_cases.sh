@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Nsight Compute summaries of the main forward kernel on suite cases (no cuDNN): the sections
+# that say what bounds a kernel (speed of light, memory, occupancy, warp stalls).
+#   bash scripts/ncu_cases.sh "9 bf16 ndhwc" "1 bf16 ncdhw"     (env NCU_SECTIONS overrides)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SECTIONS=${NCU_SECTIONS:-"SpeedOfLight MemoryWorkloadAnalysis Occupancy LaunchStats WarpStateStats ComputeWorkloadAnalysis"}
+args=()
+for s in $SECTIONS; do args+=(--section "$s"); done
+for spec in "$@"; do
+  echo "==== case $spec"
+  # shellcheck disable=SC2086
+  ncu --clock-control none "${args[@]}" -k regex:'pw_fwd|halo_fwd|igemm_fwd|twg_fwd' -s 2 -c 1 \
+    python3 scripts/profile_case.py $spec --iters 3 2>&1 | grep -v "^==PROF==" | sed -e 's/  */ /g'
+done

@@ -315,8 +315,9 @@ def pw_expected(device, spec, mode, kvec, x=None):
     transposed in shared memory; BN a multiple of k_w; y, which follows x here since the tests'
     w is contiguous, unit-stride along w), that are non_overlapping, on a compute capability
     9.0 device; CONVT3D_PW=1 forces it wherever legal, =0 never, unset takes it when
-    CONVT3D_HALO and CONVT3D_TWG are unset (over every other kernel, the fused one included). BN: 64 when
-    taps x Cout/g <= 64 or a 16-bit channels_last K is one 128-byte chunk, else 128.
+    CONVT3D_HALO and CONVT3D_TWG are unset (over every other kernel, the fused one included).
+    BN: 64 when taps x Cout/g <= 64 or a 16-bit channels_last K is one 128-byte chunk, else
+    128.
     Returns (BN, loader suffix) or None."""
     import torch
 

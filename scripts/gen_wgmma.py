@@ -15,10 +15,11 @@ TYPES = {  # name -> (PTX shape suffix, PTX type, operand tail after the scale-d
     "F16": ("k16", "f16", "1, 1, 0"),
     "Tf32": ("k8", "tf32", "1, 1"),  # TF32 takes no transpose operands (K-major only)
 }
-# Both operands from shared memory: imm-trans-a as well. 16-bit types take it as the wrapper's
-# template argument TA (1: A is M-major, e.g. the pw kernel's NCDHW x), B stays K-major; TF32
-# has no transpose operands.
-SS_TAIL = {"Bf16": "1, 1, %{ta}, 0", "F16": "1, 1, %{ta}, 0", "Tf32": "1, 1"}
+# Both operands from shared memory: imm-trans-a as well. 16-bit types take the transposes as
+# the wrapper's template arguments TA (1: A is M-major, e.g. the pw kernel's NCDHW x) and TB
+# (1: B is N-major, e.g. the pw kernel's B read straight from w); TF32 has no transpose
+# operands.
+SS_TAIL = {"Bf16": "1, 1, %{ta}, %{tb}", "F16": "1, 1, %{ta}, %{tb}", "Tf32": "1, 1"}
 
 
 def wrapper(name, n):
@@ -47,9 +48,9 @@ def wrapper_ss(name, n):
     outs = ",\n        ".join(f'"+f"(d[{j}][0]), "+f"(d[{j}][1]), "+f"(d[{j}][2]), "+f"(d[{j}][3])'
                              for j in range(n // 8))
     ta = name != "Tf32"
-    tail = SS_TAIL[name].replace("{ta}", str(nacc + 2))
-    ins = '"l"(desc_a), "l"(desc_b)' + (', "n"(TA)' if ta else "")
-    head = "template <int TA = 0>\n" if ta else ""
+    tail = SS_TAIL[name].replace("{ta}", str(nacc + 2)).replace("{tb}", str(nacc + 3))
+    ins = '"l"(desc_a), "l"(desc_b)' + (', "n"(TA), "n"(TB)' if ta else "")
+    head = "template <int TA = 0, int TB = 0>\n" if ta else ""
     return f"""
 {head}__device__ __forceinline__ void wgmma_ss_{name.lower()}_n{n}(float (&d)[{n // 8}][4],
                                                      uint64_t desc_a, uint64_t desc_b) {{

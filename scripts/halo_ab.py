@@ -25,7 +25,7 @@ from inductor_convt3d.bench.suite import get_cases
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENSE", "CONVT3D_TWG",
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_PW",
-            "CONVT3D_PW_BN")
+            "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT")
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
     "halo": {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0"},
@@ -47,6 +47,7 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "pw64": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "64"},
     "pw128": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "128"},
     "pw256": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "256"},
+    "pw_repack": {"CONVT3D_PW": "1", "CONVT3D_PW_WDIRECT": "0"},  # 16-bit B from the repack
     "auto": {},
     "auto_cpasync": {"CONVT3D_TWG_TMA": "0"},
     "nodense": {"CONVT3D_DENSE": "0"},  # grouped layers only
@@ -100,17 +101,19 @@ def main():
             b = torch.randn(c.Cout, device="cuda", dtype=dt) if c.bias else None
             a = c.conv_args()
             for layout in args.layouts.split(","):
-                xl = x.contiguous(memory_format=torch.channels_last_3d) if layout == "ndhwc" else x
-                call = (xl, w, b, list(a["stride"]), list(a["padding"]), list(a["output_padding"]),
+                # ndhwc: x and w channels_last, as the bench has them
+                fmt = torch.channels_last_3d if layout == "ndhwc" else torch.contiguous_format
+                xl, wl = x.contiguous(memory_format=fmt), w.contiguous(memory_format=fmt)
+                call = (xl, wl, b, list(a["stride"]), list(a["padding"]), list(a["output_padding"]),
                         list(a["dilation"]), a["groups"])
                 res, ran = {}, {}
                 for v in variants:
                     set_switches(VARIANTS[v])
                     skip = v == "nodense" and c.groups == 1
                     res[v] = float("nan") if skip else median_ms(lambda: op(*call), batch=args.batch)
-                    ran[v] = torch.ops.convt3d._forward_path(xl, w, *call[3:])
+                    ran[v] = torch.ops.convt3d._forward_path(xl, wl, *call[3:])
                 set_switches({})
-                path = torch.ops.convt3d._forward_path(xl, w, *call[3:])
+                path = torch.ops.convt3d._forward_path(xl, wl, *call[3:])
                 # which kernel each forced twg column ran
                 extra = "".join(f"  {v}: {ran[v]}" for v in variants if v.startswith("twg"))
                 print(f"{c.id:>4} {prec:>5} {layout:>6} " +

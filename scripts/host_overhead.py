@@ -57,8 +57,9 @@ def main():
     x = torch.randn(c.input_shape, device="cuda", dtype=dt)
     w = torch.randn(c.weight_shape, device="cuda", dtype=dt)
     b = torch.randn(c.Cout, device="cuda", dtype=dt) if c.bias else None
-    if args.layout == "ndhwc":
+    if args.layout == "ndhwc":  # x and w channels_last, as the bench has them
         x = x.contiguous(memory_format=torch.channels_last_3d)
+        w = w.contiguous(memory_format=torch.channels_last_3d)
     kw = c.conv_args()
     geo = (list(kw["stride"]), list(kw["padding"]), list(kw["output_padding"]),
            list(kw["dilation"]), kw["groups"])

@@ -32,8 +32,9 @@ def main():
     x = torch.randn(c.input_shape, device="cuda", dtype=dt, generator=g)
     w = torch.randn(c.weight_shape, device="cuda", dtype=dt, generator=g)
     b = torch.randn(c.Cout, device="cuda", dtype=dt, generator=g) if c.bias else None
-    if args.layout == "ndhwc":
+    if args.layout == "ndhwc":  # x and w channels_last, as the bench has them
         x = x.contiguous(memory_format=torch.channels_last_3d)
+        w = w.contiguous(memory_format=torch.channels_last_3d)
     a = c.conv_args()
     op = torch.ops.convt3d.conv_transpose3d
     args_ = (x, w, b, list(a["stride"]), list(a["padding"]), list(a["output_padding"]),

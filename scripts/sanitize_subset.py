@@ -16,7 +16,7 @@ import inductor_convt3d  # noqa: F401
 ops = torch.ops.convt3d
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG",
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_PW",
-            "CONVT3D_PW_BN")
+            "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT")
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
@@ -118,6 +118,8 @@ def main():
                 if cl:
                     x = x.contiguous(memory_format=torch.channels_last_3d)
                 w = torch.randn(ci, co // g, *k, device="cuda", dtype=dtype)
+                if cl and env and "CONVT3D_PW" in env[0]:  # 16-bit pw reads B from w itself
+                    w = w.contiguous(memory_format=torch.channels_last_3d)
                 b = torch.randn(co, device="cuda", dtype=dtype)
                 args = (list(s), list(p), list(op), list(d), g)
                 y = ops.conv_transpose3d(x, w, b, *args)

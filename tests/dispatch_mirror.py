@@ -309,7 +309,26 @@ def positions_contiguous(x):
     return x.data_ptr() % 16 == 0 and st[1] % run == 0 and (n == 1 or st[0] % run == 0)
 
 
-def pw_expected(device, spec, mode, kvec, x=None):
+def w_direct(spec, mode, mn, w=None, dense=False):
+    """Mirror of w_direct_ok (forward_cuda.cpp): 16-bit pw reads B straight from w when each of
+    w's K rows holds its taps x Cout/g columns contiguously in the kernel's order, (tap, co)
+    (channels_last w) or with NCDHW x (co, tap) (contiguous w), size-1 dims excepted; w's data
+    and K rows 16-byte aligned, the columns whole 16-byte chunks; not densified and not
+    CONVT3D_PW_WDIRECT=0. w None: a contiguous w."""
+    _, cin, cout, _, k, _, _, _, _, g, _ = spec
+    if mode not in ("bf16", "fp16") or dense or os.environ.get("CONVT3D_PW_WDIRECT") == "0":
+        return False
+    cg = cout // g
+    size = (cin, cg, *k)
+    st = w.stride() if w is not None else (cg * math.prod(k), math.prod(k), k[1] * k[2], k[2], 1)
+    if (w is not None and w.data_ptr() % 16) or (cg * math.prod(k)) % 8 or (cin > 1 and st[0] % 8):
+        return False
+    want = ((0, math.prod(k), k[1] * k[2], k[2], 1) if mn
+            else (0, 1, k[1] * k[2] * cg, k[2] * cg, cg))
+    return all(size[i] == 1 or st[i] == want[i] for i in range(1, 5))
+
+
+def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
     """Mirror of plan_pw (forward_cuda.cpp): the non-overlapping kernel takes bf16/fp16/TF32
     layers with channels_last x (kvec) or positions_contiguous x (16-bit M-major A, TF32 A
     transposed in shared memory; BN a multiple of k_w; y, which follows x here since the tests'
@@ -317,7 +336,7 @@ def pw_expected(device, spec, mode, kvec, x=None):
     9.0 device; CONVT3D_PW=1 forces it wherever legal, =0 never, unset takes it when
     CONVT3D_HALO and CONVT3D_TWG are unset (over every other kernel, the fused one included).
     BN: 64 when taps x Cout/g <= 64 or a 16-bit channels_last K is one 128-byte chunk, else
-    128.
+    128. B straight from w per w_direct.
     Returns (BN, loader suffix) or None."""
     import torch
 
@@ -339,17 +358,18 @@ def pw_expected(device, spec, mode, kvec, x=None):
         bn = 64 if math.prod(k) * (cout // g) <= 64 or one_chunk else 128
     if mn and bn % k[2]:
         return None
-    return bn, "mn" if mn else "kvec"
+    wd = "_wdirect" if w_direct(spec, mode, mn, w, dense) else ""
+    return bn, ("mn" if mn else "kvec") + wd
 
 
-def expected_path(x, spec, mode):
+def expected_path(x, spec, mode, w=None):
     """The kernel forward_cuda should pick: groups densified per dense_groups ("_dense"); the
     non-overlapping kernel per pw_expected (in auto mode over every other kernel); else fused or
     per-phase halo (BN 16/32/48/64, at most 32 for strict fp32; its wgmma variant per
     wgmma_expected) per halo_kind, the per-phase one replaced by the transposed wgmma kernel
     per twg_expected (run length per twg_run), else v1 igemm (BN from Cout/groups); the 16-byte
     channel loader exactly when channels are unit-stride, whole 16-byte chunks and 16-byte
-    aligned."""
+    aligned. w None: a contiguous w."""
     dense = dense_groups(spec, mode)
     if dense:
         spec = spec[:9] + (1,) + spec[10:]
@@ -362,7 +382,7 @@ def expected_path(x, spec, mode):
     hmax = 32 if mode == "3xtf32" else 64
     hbn = next((c for c in (16, 32, 48, 64) if c == hmax or cout // g <= c), hmax)
     kind = halo_kind(spec, hbn, mode, kvec)
-    pw = pw_expected(x.device, spec, mode, kvec, x)
+    pw = pw_expected(x.device, spec, mode, kvec, x, w, bool(dense))
     if pw is not None:
         return f"pw_{mode}_bn{pw[0]}_{pw[1]}{suffix}"
     if kind == "halo" and wgmma_expected(x.device, mode):

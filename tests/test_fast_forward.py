@@ -114,7 +114,7 @@ def run(spec, precision, layout="ncdhw", seed=0, expect_path=True, kernel=None):
         path = ops._forward_path(x, w, s, p, op, d, g)
         y = ic.conv_transpose3d(x, w, b, s, p, op, g, d)
     if expect_path:
-        assert path == expected_path(x, spec, mode), path
+        assert path == expected_path(x, spec, mode, w), path
     if kernel is not None:  # "halo" or "igemm": the test is about that kernel
         assert path.startswith(kernel + "_"), path
     check(y, reference(spec, ref), bound)

@@ -9,8 +9,9 @@ in shared memory, BN a multiple of k_w), kernel == stride on every axis (dilatio
 kernel) and output_padding <= padding, an sm_90a build on a compute capability 9.0 device. Elsewhere the same calls must pick another
 kernel and still be right. Covers per-axis shapes, padding that drops outputs, groups
 (densified or not), odd Cout/g (scalar stores), several K chunks and N tiles, every BN, M
-tails, NCDHW x (M-major A: 16-byte and scalar epilogues, k_w 1 / 2 / 4, K row tails) and
-bitwise repeatability. Outputs start as NaN (conftest), so an unwritten element fails
+tails, NCDHW x (M-major A: 16-byte and scalar epilogues, k_w 1 / 2 / 4, K row tails), 16-bit B
+read straight from w (channels_last w with channels_last x, contiguous w with NCDHW x; strided,
+misaligned and odd-width w) and bitwise repeatability. Outputs start as NaN (conftest), so an unwritten element fails
 `check`."""
 import pytest
 import torch
@@ -121,7 +122,9 @@ def test_pw_ncdhw(case, layout, precision):
     run_pw(spec, precision, layout)
     if legal:
         (x, w, _), _ = make(spec, precision[0], layout)
-        assert ops._forward_path(x, w, *geometry_args(spec)).endswith("_mn")
+        path = ops._forward_path(x, w, *geometry_args(spec))
+        # a contiguous w holds each K row's columns in the (co, tap) order: 16-bit reads it
+        assert path.endswith("_mn_wdirect" if precision[3] != "tf32" else "_mn"), path
 
 
 @pytest.mark.parametrize("precision", PRECISIONS16)
@@ -183,3 +186,82 @@ def test_pw_bitwise_repeatable(layout, precision):
     spec = PW_MN_CASES[7]
     prefix = "pw" if pw_legal(spec, precision, layout) else None
     assert_bitwise_repeatable(spec, precision, layout, path_prefix=prefix)
+
+
+# B straight from w (16-bit): pw-legal in both layouts (Cin/g whole 16-byte chunks, D*H*W a
+# multiple of 8)
+PW_WD_CASES = [
+    (2, 16, 16, (2, 4, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    # two K chunks with a row tail (Cin 80), an N tile tail (taps x Cout = 192 over BN 128)
+    (2, 80, 24, (2, 4, 6), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    # groups: group g's K rows start g Cin/g rows on
+    (2, 160, 64, (2, 2, 4), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 2, False),
+    # taps x Cout = 15 is not whole 16-byte chunks: the repacked weight
+    (1, 8, 5, (3, 2, 4), (3, 1, 1), (3, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    # 1x1x1: both column orders are w's own
+    (1, 24, 40, (2, 3, 4), (1, 1, 1), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    # suite case 9's channels (four K chunks, eight N tiles); an M tail (120 rows)
+    (1, 256, 128, (2, 4, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    (3, 16, 8, (1, 5, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    # padding that drops outputs
+    (1, 16, 8, (4, 5, 6), (2, 2, 2), (2, 2, 2), (3, 2, 1), (1, 0, 1), (1, 1, 1), 1, False),
+]
+
+
+def w_in_layout(w, layout, wlayout):
+    """w in the kernel's column order for x's layout (channels_last for channels_last x,
+    contiguous for NCDHW x), then "natural", one element past a 16-byte boundary, or every
+    other K row of a twice-as-tall tensor."""
+    fmt = torch.channels_last_3d if layout == "cl" else torch.contiguous_format
+    w = w.contiguous(memory_format=fmt)
+    if wlayout == "natural":
+        return w
+    if wlayout == "misaligned":
+        flat = torch.zeros(w.numel() + 1, dtype=w.dtype, device=w.device)
+        v = flat[1:].view(w.permute(0, 2, 3, 4, 1).shape if layout == "cl" else w.shape)
+        v = v.permute(0, 4, 1, 2, 3) if layout == "cl" else v
+    else:
+        big = torch.zeros(2 * w.shape[0], *w.shape[1:], dtype=w.dtype, device=w.device)
+        v = big.contiguous(memory_format=fmt)[::2]
+    v.copy_(w)
+    return v
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("wlayout", ["natural", "misaligned", "rows_strided"])
+@pytest.mark.parametrize("layout", ["cl", "ncdhw"])
+@pytest.mark.parametrize("case", range(len(PW_WD_CASES)))
+def test_pw_w_direct(case, layout, wlayout, precision, monkeypatch):
+    spec = PW_WD_CASES[case]
+    dtype, tf32, bound, mode = precision
+    (x, w, b), ref = make(spec, dtype, layout)
+    w = w_in_layout(w, layout, wlayout)
+    s, p, op, d, g = geometry_args(spec)
+    with allow_tf32(tf32):
+        path = ops._forward_path(x, w, s, p, op, d, g)
+        y = ic.conv_transpose3d(x, w, b, s, p, op, g, d)
+    assert path == expected_path(x, spec, mode, w), path
+    direct = mode != "tf32" and wlayout != "misaligned" and case != 3
+    assert path.endswith("_wdirect") == direct, path
+    check(y, reference(spec, ref), bound)
+    if direct:
+        # the repacked weight feeds the same products in the same order: the same bits
+        monkeypatch.setenv("CONVT3D_PW_WDIRECT", "0")
+        assert ops._forward_path(x, w, s, p, op, d, g) == path[:-len("_wdirect")]
+        assert torch.equal(ic.conv_transpose3d(x, w, b, s, p, op, g, d), y)
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16[:2])
+@pytest.mark.parametrize("layout", ["cl", "ncdhw"])
+@pytest.mark.parametrize("bn", [64, 256])
+def test_pw_w_direct_every_bn(bn, layout, precision, monkeypatch):
+    # one, two and four 64-column blocks of N-major B per stage
+    monkeypatch.setenv("CONVT3D_PW_BN", str(bn))
+    spec = PW_WD_CASES[1]
+    dtype, tf32, bound, mode = precision
+    (x, w, b), ref = make(spec, dtype, layout)
+    w = w_in_layout(w, layout, "natural")
+    s, p, op, d, g = geometry_args(spec)
+    path = ops._forward_path(x, w, s, p, op, d, g)
+    assert path.startswith(f"pw_{mode}_bn{bn}_") and path.endswith("_wdirect"), path
+    check(ic.conv_transpose3d(x, w, b, s, p, op, g, d), reference(spec, ref), bound)

@@ -620,6 +620,27 @@ bool positions_contiguous(const ConvT3dParams& p, const at::Tensor& x) {
          (p.N == 1 || st[0] % run == 0);
 }
 
+// 16-bit B straight from w (pw_kernel.cuh, WD): every K row of w holds the ncols columns
+// contiguously in the kernel's column order, (tap, co) = a channels_last w, or with NCDHW x
+// (`mn`) (co, tap) = a contiguous w (size-1 dims excepted); w's data and K rows 16-byte aligned
+// and ncols whole 16-byte chunks. A densified plan needs its block-diagonal repack.
+// CONVT3D_PW_WDIRECT=0 keeps the repack (A/B timing, tests).
+bool w_direct_ok(const FastPlan& f, const ConvT3dParams& p, bool mn, bool w_aligned) {
+  constexpr int64_t kRun = 8;  // 16-bit elements per 16 bytes
+  if (fwd::elem_bytes(f.mode) != 2 || f.dense_g > 1 || !w_aligned || f.sw.pw_wdirect == 0) {
+    return false;
+  }
+  const int64_t cg = p.Cout_g, kd = p.k[0], kh = p.k[1], kw = p.k[2];
+  if ((kd * kh * kw * cg) % kRun != 0 || (p.Cin > 1 && p.w_st[0] % kRun != 0)) return false;
+  const int64_t size[5] = {p.Cin, cg, kd, kh, kw};
+  const int64_t want[5] = {0, mn ? kd * kh * kw : 1, mn ? kh * kw : kh * kw * cg,
+                           mn ? kw : kw * cg, mn ? 1 : cg};
+  for (int i = 1; i < 5; ++i) {
+    if (size[i] > 1 && p.w_st[i] != want[i]) return false;
+  }
+  return true;
+}
+
 // Non-overlapping kernel (fwd/pw_kernel.cuh): bf16, fp16 or TF32 on an sm_90a build and an
 // sm_90 device, with channels_last x, or with positions_contiguous x and y's w unit-stride
 // (16-bit A read M-major, TF32 A transposed in shared memory; BN a multiple of k_w). NCDHW x
@@ -635,7 +656,8 @@ bool positions_contiguous(const ConvT3dParams& p, const at::Tensor& x) {
 // - NCDHW, M-major A: case 10 bf16 pw128 0.251 / pw64 0.311 / v1 0.472, fp16 0.247 / 0.307 /
 //   0.467; A transposed (one CTA per SM at BN 128 with three stages): case 10 TF32 pw128
 //   0.321 / pw64 0.419 / v1 0.537, case 9 TF32 0.065 / 0.067 / 0.070.
-void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
+// 16-bit B is read straight from w where w_direct_ok allows.
+void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_aligned) {
   // CONVT3D_PW: 1 wherever legal, 0 never; unset takes it in auto mode (CONVT3D_HALO and
   // CONVT3D_TWG unset), where it is legal. CONVT3D_PW_BN fixes its BN.
   const int env = f.sw.pw;
@@ -671,9 +693,11 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   f.halo = false;
   f.twg_nr = 0;
   a.x_mn = mn ? 1 : 0;
+  a.w_direct = w_direct_ok(f, p, mn, w_aligned) ? 1 : 0;
+  a.ws0 = p.w_st[0];
   f.pw_bn = bn;
   f.name = std::string("pw_") + fwd::mode_name(f.mode) + "_bn" + std::to_string(bn) +
-           (mn ? "_mn" : "_kvec");
+           (mn ? "_mn" : "_kvec") + (a.w_direct ? "_wdirect" : "");
 }
 
 // Small grouped layers run as one block-diagonal dense layer when that pads less: each
@@ -689,7 +713,8 @@ bool densify(const ConvT3dParams& p, fwd::Mode mode, const Switches& sw) {
   return up(p.Cin, bke) * up(p.Cout, 16) <= p.groups * up(p.Cin_g, bke) * up(p.Cout_g, 16);
 }
 
-FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x, const Switches& sw) {
+FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x, bool w_aligned,
+                      const Switches& sw) {
   FastPlan f;
   f.sw = sw;
   f.p = p0;
@@ -764,18 +789,19 @@ FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x, const Switch
            (f.kvec ? "_kvec" : "_mfast");
   plan_halo(f, p, x);
   plan_twg(f, p, x);
-  plan_pw(f, p, x);
+  plan_pw(f, p, x, w_aligned);
   fwd::set_grid_divs(a);
   if (f.dense_g > 1) f.name += "_dense";
   return f;
 }
 
 // Everything plan_forward reads: the geometry and strides, the dtype, the device, the TF32
-// flag, x's 16-byte alignment (channel_vector_ok) and the switches.
-constexpr size_t kPlanKeyLen = 4 + 7 * 3 + 3 * 5 + 4 + Switches::kCount;
+// flag, x's 16-byte alignment (channel_vector_ok), w's (w_direct_ok) and the switches.
+constexpr size_t kPlanKeyLen = 4 + 7 * 3 + 3 * 5 + 5 + Switches::kCount;
 using PlanKey = std::array<int64_t, kPlanKeyLen>;
 
-PlanKey plan_key(const ConvT3dParams& p, const at::Tensor& x, const Switches& sw) {
+PlanKey plan_key(const ConvT3dParams& p, const at::Tensor& x, bool w_aligned,
+                 const Switches& sw) {
   PlanKey k{};
   size_t i = 0;
   for (int64_t v : {p.N, p.Cin, p.Cout, p.groups}) k[i++] = v;
@@ -789,24 +815,27 @@ PlanKey plan_key(const ConvT3dParams& p, const at::Tensor& x, const Switches& sw
   k[i++] = x.get_device();
   k[i++] = at::globalContext().allowTF32CuDNN() ? 1 : 0;
   k[i++] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16);
+  k[i++] = w_aligned ? 1 : 0;
   for (int v : sw.values()) k[i++] = v;
   return k;
 }
 
 // plan_forward through a process-wide PlanCache (plan_cache.h); the switches are read here,
 // once per call.
-FastPlan cached_plan(const ConvT3dParams& p, const at::Tensor& x) {
+FastPlan cached_plan(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor& w) {
   static PlanCache<kPlanKeyLen, FastPlan> cache;
   const Switches sw = read_switches();
-  if (sw.plan_cache == 0) return plan_forward(p, x, sw);
-  return cache.get(plan_key(p, x, sw), [&] { return plan_forward(p, x, sw); });
+  const bool w_aligned = reinterpret_cast<uintptr_t>(w.const_data_ptr()) % 16 == 0;
+  if (sw.plan_cache == 0) return plan_forward(p, x, w_aligned, sw);
+  return cache.get(plan_key(p, x, w_aligned, sw),
+                   [&] { return plan_forward(p, x, w_aligned, sw); });
 }
 
 }  // namespace
 
 void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor& w,
                   const at::Tensor& bias, const at::Tensor& y) {
-  FastPlan f = cached_plan(p, x);
+  FastPlan f = cached_plan(p, x, w);
   if (!f.fast) {
     reference_forward_cuda(p, x, w, bias, y);
     return;
@@ -816,15 +845,21 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   fwd::FwdArgs& a = f.args;
 
   // Weight in the kernel's K-contiguous layout: the size of w (plus channel padding to 16 bytes),
-  // stream-ordered, freed back to the caching allocator on return.
-  const int64_t total = f.p.groups * p.k[0] * p.k[1] * p.k[2] * a.cout_g * a.cin_pad;
-  at::Tensor wp = at::empty({total}, w.options().memory_format(at::MemoryFormat::Contiguous));
-  const int64_t ws[5] = {p.w_st[0], p.w_st[1], p.w_st[2], p.w_st[3], p.w_st[4]};
-  C10_CUDA_CHECK(fwd::repack_weight(f.mode, w.const_data_ptr(), wp.mutable_data_ptr(), total,
-                                    a.cin_g, a.cin_pad, a.cout_g, f.dense_g, a.k, ws, stream));
+  // stream-ordered, freed back to the caching allocator on return. The pw kernel may read w
+  // itself (a.w_direct).
+  at::Tensor wp;
+  if (a.w_direct) {
+    a.wp = w.const_data_ptr();
+  } else {
+    const int64_t total = f.p.groups * p.k[0] * p.k[1] * p.k[2] * a.cout_g * a.cin_pad;
+    wp = at::empty({total}, w.options().memory_format(at::MemoryFormat::Contiguous));
+    const int64_t ws[5] = {p.w_st[0], p.w_st[1], p.w_st[2], p.w_st[3], p.w_st[4]};
+    C10_CUDA_CHECK(fwd::repack_weight(f.mode, w.const_data_ptr(), wp.mutable_data_ptr(), total,
+                                      a.cin_g, a.cin_pad, a.cout_g, f.dense_g, a.k, ws, stream));
+    a.wp = wp.const_data_ptr();
+  }
 
   a.x = x.const_data_ptr();
-  a.wp = wp.const_data_ptr();
   a.bias = bias.defined() ? bias.const_data_ptr() : nullptr;
   a.y = y.mutable_data_ptr();
   a.y_vec = channel_vector_ok(y, p.y_st, a.cout_g, fwd::chunk_elems(f.mode)) ? 1 : 0;
@@ -868,7 +903,7 @@ std::string forward_path_cuda(const at::Tensor& input, const at::Tensor& weight,
       {input.size(0), weight.size(1) * groups, out[0], out[1], out[2]},
       input.options().device(at::kMeta).memory_format(result_memory_format(input, weight)));
   if (y.numel() == 0) return "none";
-  return cached_plan(make_params(input, weight, y, args), input).name;
+  return cached_plan(make_params(input, weight, y, args), input, weight).name;
 }
 
 }  // namespace convt3d

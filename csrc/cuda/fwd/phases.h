@@ -100,8 +100,13 @@ struct FwdArgs {
   int stack = 1;
   // The non-overlapping kernel (pw_kernel.cuh) with NCDHW-like x: positions are contiguous per
   // channel, so A arrives M-major (16-bit: read so; TF32: transposed in shared memory) and the
-  // columns run (td, th, co, tw).
+  // columns run (co, td, th, tw).
   int x_mn = 0;
+  // The non-overlapping kernel in 16-bit only: 1 reads B straight from w (N-major, wp = w,
+  // K rows ws0 elements apart) instead of the packed weight; the host checks that w holds each
+  // K row's columns contiguously in the kernel's order.
+  int w_direct = 0;
+  int64_t ws0 = 0;
   alignas(64) unsigned char box_map[128] = {};
 };
 

@@ -19,7 +19,8 @@
 // warp store covers whole lines; the L2 took 8 requests per 128 bytes when the accumulators
 // were stored directly. With NCDHW x (XMN below) A is copied as 16-byte runs of positions
 // (read M-major in 16-bit, transposed in shared memory for TF32), and the k_w adjacent NCDHW
-// outputs of a column group leave together.
+// outputs of a column group leave together. With WD, 16-bit B is read straight from w (no
+// repack; see below).
 // Every y element is written once, by one thread; no atomics.
 #pragma once
 
@@ -59,9 +60,14 @@ struct alignas(16) PwRow {
 // of positions. 16-bit: stored M-major ([warpgroup][K row][64 positions], 128-byte swizzle)
 // and read transposed by the wgmma. TF32 (whose wgmma reads K-major operands only): staged
 // as [K row][BM positions], then transposed (and rounded) into one K-major buffer. Its columns
-// run (td, th, co, tw), so the k_w adjacent NCDHW outputs of a (row, td, th, co) are adjacent
-// columns.
-template <Mode MODE, int BN, bool XMN>
+// run (co, td, th, tw), so the k_w adjacent NCDHW outputs of a (row, co, td, th) are adjacent
+// columns, and a contiguous w holds each K row's columns in that order.
+// WD (a.w_direct, 16-bit only): w itself is B, N-major: K row ci of group g starts at
+// w + (g cin_g + ci) ws0 and holds the ncols columns contiguously, in the kernel's column
+// order (host: channels_last w without XMN, contiguous w with it). It is stored
+// [BN / 64 column blocks][BK K rows][128 B] in the 128-byte swizzle and read transposed; the
+// weight repack (a launch and a buffer per call) is skipped.
+template <Mode MODE, int BN, bool XMN, bool WD>
 __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBlocks)
     pw_fwd_kernel(const __grid_constant__ FwdArgs a) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -69,6 +75,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
 #else
   using C = PwCfg<MODE, BN>;
   using T = typename C::T;
+  static_assert(!WD || sizeof(T) == 2, "WD: N-major B needs the wgmma's transpose (16-bit)");
   constexpr bool XT = XMN && sizeof(T) == 4;  // A transposed in shared memory (TF32)
   constexpr int BM = C::BM, NT = C::NT, S = C::S, BK = C::BK, PL = C::PL;
 
@@ -98,20 +105,22 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   const int ncols = a.k[0] * a.k[1] * a.k[2] * a.cout_g;  // N of the GEMM
   const int n0 = nt * BN;
   // Column col of the GEMM: its tap (td, th, tw) and channel co, ordered (tap, co), or with
-  // XMN (td, th, co, tw); its row of the packed weight [tap][co] is tap * cout_g + co.
+  // XMN (co, tap); its row of the packed weight [tap][co] is tap * cout_g + co.
   auto col_tap = [&](int col, int& td, int& th, int& tw, int& co) {
-    int sp;
     if constexpr (XMN) {
       tw = col % a.k[2];
-      co = (col / a.k[2]) % a.cout_g;
-      sp = col / (a.k[2] * a.cout_g);
+      int sp = col / a.k[2];
+      th = sp % a.k[1];
+      sp /= a.k[1];
+      td = sp % a.k[0];
+      co = sp / a.k[0];
     } else {
       co = col % a.cout_g;
       tw = (col / a.cout_g) % a.k[2];
-      sp = col / (a.cout_g * a.k[2]);
+      const int sp = col / (a.cout_g * a.k[2]);
+      th = sp % a.k[1];
+      td = sp / a.k[1];
     }
-    th = sp % a.k[1];
-    td = sp / a.k[1];
   };
 
   // ---- row table: row m = (n, id, ih, iw) of x, past M: never loaded or stored.
@@ -202,17 +211,30 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       a_src[j] = xo >= 0 ? x + (xo + kc * C::KRUN) : nullptr;
     }
   }
-  const T* b_src[C::PB];
+  const T* b_src[WD ? 1 : C::PB];
+  // WD: the thread's 16-byte chunk wc (KRUN columns) of K rows wk + kWStep j, a source and a
+  // destination per stage and j. ncols is whole chunks (host), so a chunk is all in or all out.
+  constexpr int kWc = BN / C::KRUN, kWStep = NT / kWc;  // chunks per K row, K rows per pass
+  const int wc = tid % kWc, wk = tid / kWc;
+  if constexpr (WD) {
+    b_src[0] = n0 + wc * C::KRUN < ncols
+                   ? wp + ((int64_t(g) * a.cin_g + wk) * a.ws0 + n0 + wc * C::KRUN)
+                   : nullptr;
+  } else {
 #pragma unroll
-  for (int j = 0; j < C::PB; ++j) {
-    const int col = n0 + r_base + C::RS * j;
-    int td, th, tw, co;
-    col_tap(col, td, th, tw, co);
-    const int64_t prow = int64_t((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g + co;
-    b_src[j] = col < ncols ? wp + ((int64_t(g) * ncols + prow) * a.cin_pad + kc * C::KRUN)
-                           : nullptr;
+    for (int j = 0; j < C::PB; ++j) {
+      const int col = n0 + r_base + C::RS * j;
+      int td, th, tw, co;
+      col_tap(col, td, th, tw, co);
+      const int64_t prow = int64_t((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g + co;
+      b_src[j] = col < ncols ? wp + ((int64_t(g) * ncols + prow) * a.cin_pad + kc * C::KRUN)
+                             : nullptr;
+    }
   }
+  const uint32_t wd_dst = (wc / 8) * (C::BK * kPwBkBytes) + wk * kPwBkBytes +
+                          (((wc % 8) ^ (wk % 8)) * kChunkBytes);
   static_assert(C::RS % 8 == 0, "swizzle phase must not depend on j");
+  static_assert(!WD || (kWStep % 8 == 0 && C::PB * kWStep == C::BK), "WD: stage split");
   static_assert(!XMN || C::PA * kKStep == C::BK, "XMN: the stage's K rows in PA passes");
   const int swz = (kc ^ (r_base % 8)) * kChunkBytes;
 
@@ -243,9 +265,16 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       }
 #pragma unroll
       for (int j = 0; j < C::PB; ++j) {
-        const bool ok = ci_ok & (b_src[j] != nullptr);
-        cp_async_16(sb + st * C::kStageB + (r_base + C::RS * j) * kPwBkBytes + swz,
-                    ok ? b_src[j] + s * BK : wp, ok ? 16 : 0);
+        if constexpr (WD) {
+          const int k = s * BK + wk + kWStep * j;
+          const bool ok = (k < a.cin_g) & (b_src[0] != nullptr);
+          cp_async_16(sb + st * C::kStageB + wd_dst + kWStep * j * kPwBkBytes,
+                      ok ? b_src[0] + int64_t(s * BK + kWStep * j) * a.ws0 : wp, ok ? 16 : 0);
+        } else {
+          const bool ok = ci_ok & (b_src[j] != nullptr);
+          cp_async_16(sb + st * C::kStageB + (r_base + C::RS * j) * kPwBkBytes + swz,
+                      ok ? b_src[j] + s * BK : wp, ok ? 16 : 0);
+        }
       }
     }
     cp_async_commit();
@@ -263,7 +292,10 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       (XT ? s_ka : sa) + wg * (XMN && !XT ? BK : 64) * kPwBkBytes, 8 * kPwBkBytes);
   constexpr int kAStep = XMN && !XT ? 16 * kPwBkBytes : 32;
   constexpr int kAStage = XT ? 0 : C::kStageA;  // XT: one K-major buffer
-  const uint64_t db0 = wgmma_desc_sw128(sb, 8 * kPwBkBytes);
+  // N-major B (WD): BK K rows per 64-column block, so the next block is BK rows on.
+  const uint64_t db0 = WD ? wgmma_desc_sw128_mn(sb, BK * kPwBkBytes, 8 * kPwBkBytes)
+                          : wgmma_desc_sw128(sb, 8 * kPwBkBytes);
+  constexpr int kBStep = WD ? 16 * kPwBkBytes : 32;
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) issue(s);
   for (int kt = 0; kt < kchunks; ++kt) {
@@ -302,9 +334,9 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < PL / 2; ++ks) {
-      wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0>(
+      wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0, WD ? 1 : 0>(
           acc[0], da0 + uint64_t((st * kAStage + ks * kAStep) >> 4),
-          db0 + uint64_t((st * C::kStageB + ks * 32) >> 4));
+          db0 + uint64_t((st * C::kStageB + ks * kBStep) >> 4));
     }
     wgmma_commit();
     wgmma_wait<0>();
@@ -366,7 +398,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       if (tap >= 0 && row.x >= 0 && in_y(row, tap)) y[row.y + s_yc[c]] = t[c * kColE + r];
     };
     if (a.k[2] == 2) {
-      // Item (quad of rows 4 q .., column pair tw = 0, 1 of one (td, th, co); BN is even): 8
+      // Item (quad of rows 4 q .., column pair tw = 0, 1 of one (co, td, th); BN is even): 8
       // outputs. When the 4 rows are adjacent w of one input line, all inside y, ys[4] = 1
       // and the address 16-byte aligned, they are one 16-byte store (two in fp32). The
       // thread's quad is the same for all its items (NT is a multiple of BM / 4), so its rows
@@ -440,7 +472,16 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
 template <Mode MODE, int BN>
 cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   using C = PwCfg<MODE, BN>;
-  auto kernel = a.x_mn ? pw_fwd_kernel<MODE, BN, true> : pw_fwd_kernel<MODE, BN, false>;
+  auto kernel =
+      a.x_mn ? pw_fwd_kernel<MODE, BN, true, false> : pw_fwd_kernel<MODE, BN, false, false>;
+  if constexpr (sizeof(typename C::T) == 2) {
+    if (a.w_direct) {
+      kernel =
+          a.x_mn ? pw_fwd_kernel<MODE, BN, true, true> : pw_fwd_kernel<MODE, BN, false, true>;
+    }
+  } else if (a.w_direct) {
+    return cudaErrorInvalidValue;  // TF32 B must be K-major (repacked)
+  }
   if (a.smem_bytes <= 0 || a.smem_bytes > pw_smem_bytes(BN, kPwStages, a.x_mn != 0)) {
     return cudaErrorInvalidValue;
   }

@@ -32,6 +32,17 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw128(uint32_t smem_addr, uint32_
          (uint64_t(sbo >> 4) << 32) | (uint64_t(1) << 62);
 }
 
+// Descriptor of an MN-major operand in the 128-byte swizzle layout (read with the wgmma's
+// transpose flag): rows of 128 bytes = 64 consecutive M or N indices of one K, the 16-byte
+// chunk c of K row k at chunk c ^ (k % 8); 8-K-row groups sbo bytes apart, and the next 64
+// M or N indices (the next swizzle atom column) lbo bytes on. A K step (16 K rows) is a plain
+// start-address offset of 2 sbo.
+__device__ __forceinline__ uint64_t wgmma_desc_sw128_mn(uint32_t smem_addr, uint32_t lbo,
+                                                        uint32_t sbo) {
+  return uint64_t((smem_addr & 0x3ffffu) >> 4) | (uint64_t(lbo >> 4) << 16) |
+         (uint64_t(sbo >> 4) << 32) | (uint64_t(1) << 62);
+}
+
 // Descriptor of a K-major operand in the 64-byte swizzle layout: rows of 64 bytes of K, the
 // 16-byte chunk c of row r stored at chunk c ^ ((r / 2) % 4) (sw64_offset), 8-row groups sbo
 // bytes apart. The tensor core applies the swizzle to absolute shared-memory address bits
@@ -115,16 +126,17 @@ __device__ __forceinline__ void wgmma_step(float (&acc)[BN / 8][4], const uint32
 }
 
 // acc (this warp's 16 rows of a 64-row wgmma, N columns) += A x B, both read by the tensor core
-// from shared memory through descriptors (twg_kernel.cuh, pw_kernel.cuh). TA = 1: A is M-major
-// (16-bit types only; TF32 operands are K-major).
-template <Mode MODE, int N, int TA = 0>
+// from shared memory through descriptors (twg_kernel.cuh, pw_kernel.cuh). TA = 1: A is M-major;
+// TB = 1: B is N-major (16-bit types only; TF32 operands are K-major).
+template <Mode MODE, int N, int TA = 0, int TB = 0>
 __device__ __forceinline__ void wgmma_ss(float (&acc)[N / 8][4], uint64_t desc_a, uint64_t desc_b) {
-  static_assert(TA == 0 || MODE != Mode::kTf32, "TF32 wgmma reads K-major operands only");
+  static_assert((TA == 0 && TB == 0) || MODE != Mode::kTf32,
+                "TF32 wgmma reads K-major operands only");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define CONVT3D_WGMMA_SS_CASE(NN)                                                        \
   if constexpr (N == NN) {                                                               \
-    if constexpr (MODE == Mode::kBf16) wgmma_ss_bf16_n##NN<TA>(acc, desc_a, desc_b);     \
-    if constexpr (MODE == Mode::kFp16) wgmma_ss_f16_n##NN<TA>(acc, desc_a, desc_b);      \
+    if constexpr (MODE == Mode::kBf16) wgmma_ss_bf16_n##NN<TA, TB>(acc, desc_a, desc_b); \
+    if constexpr (MODE == Mode::kFp16) wgmma_ss_f16_n##NN<TA, TB>(acc, desc_a, desc_b);  \
     if constexpr (MODE == Mode::kTf32) wgmma_ss_tf32_n##NN(acc, desc_a, desc_b);         \
   }
   CONVT3D_WGMMA_SS_CASE(64)

@@ -687,8 +687,8 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
     a.pad[i] = static_cast<int>(p.pad[i]);
     a.out[i] = static_cast<int>(p.out[i]);
   }
-  a.smem_bytes = fwd::pw_smem_bytes(
-      bn, static_cast<int>(std::min<int64_t>(chunks, fwd::kPwStages)), transposed);
+  const int stages = static_cast<int>(std::min<int64_t>(chunks, fwd::kPwStages));
+  a.smem_bytes = fwd::pw_smem_bytes(bn, stages, transposed, fwd::elem_bytes(f.mode));
   f.blocks = m_tiles * n_tiles * f.p.groups;
   f.halo = false;
   f.twg_nr = 0;

@@ -45,8 +45,10 @@ struct PwCfg {
   static constexpr int PA = BM / RS, PB = BN / RS;        // copies per thread and stage
   static_assert(PA * RS == BM && PB * RS == BN, "stage split");
   static constexpr int kTables = 32 * BM + 16 * BN;      // row and column tables
-  // 2 CTAs per SM up to BN 128 (64 accumulators per thread); BN 256 holds 128.
-  static constexpr int kMinBlocks = BN <= 128 ? 2 : 1;
+  // CTAs per SM the registers must allow: BN 64 (32 accumulators per thread) fits in 64
+  // registers, so four (short K loops are latency-bound: more CTAs overlap more loads); BN 128
+  // (64 accumulators) two; BN 256 holds 128.
+  static constexpr int kMinBlocks = BN <= 64 ? 4 : BN <= 128 ? 2 : 1;
 };
 
 // One row of the tile: its x offset (group's channel 0), the y offset of its output corner
@@ -482,7 +484,8 @@ cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   } else if (a.w_direct) {
     return cudaErrorInvalidValue;  // TF32 B must be K-major (repacked)
   }
-  if (a.smem_bytes <= 0 || a.smem_bytes > pw_smem_bytes(BN, kPwStages, a.x_mn != 0)) {
+  if (a.smem_bytes <= 0 ||
+      a.smem_bytes > pw_smem_bytes(BN, kPwStages, a.x_mn != 0, int(sizeof(typename C::T)))) {
     return cudaErrorInvalidValue;
   }
   const cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);

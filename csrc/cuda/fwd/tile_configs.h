@@ -247,18 +247,27 @@ constexpr int pw_tile_row_bytes(int bn, int elem_bytes) {
   return bn * elem_bytes + (elem_bytes == 2 ? 16 : 32);
 }
 
+// The pw epilogue tile of one output type: row-major [kPwBm][pw_tile_row_bytes] (channels_last
+// y) or column-major [BN][kPwBm + pad] (NCDHW y, the pad puts a warp's element writes on
+// distinct banks); the larger of the two.
+constexpr int pw_tile_bytes(int bn, int elem_bytes) {
+  const int row = kPwBm * pw_tile_row_bytes(bn, elem_bytes);
+  const int col = bn * (kPwBm + (elem_bytes == 2 ? 8 : 4)) * elem_bytes;
+  return row > col ? row : col;
+}
+
 // Dynamic shared memory of a pw CTA: the row table (32 B per row), the column table (16 B per
 // column), then (1024-byte aligned, the slack included) the stages, which the epilogue tile
-// [kPwBm][pw_tile_row_bytes] reuses (sized for fp32, the widest output). A layer whose K is
-// fewer 128-byte chunks than kPwStages only touches that many stages (the loader issues none
-// past K), so the host asks for `stages` = min(kPwStages, chunks): more CTAs per SM fit. TF32
-// with NCDHW x (`transposed`) adds one K-major A buffer after the stages.
-constexpr int pw_smem_bytes(int bn, int stages = kPwStages, bool transposed = false) {
+// (pw_tile_bytes of the output type) reuses. A layer whose K is fewer 128-byte chunks than
+// kPwStages only touches that many stages (the loader issues none past K), so the host asks for
+// `stages` = min(kPwStages, chunks): more CTAs per SM fit. TF32 with NCDHW x (`transposed`)
+// adds one K-major A buffer after the stages.
+constexpr int pw_smem_bytes(int bn, int stages, bool transposed, int elem_bytes) {
   return 32 * kPwBm + 16 * bn + 1024 +
          (stages * (kPwBm + bn) * kPwBkBytes + (transposed ? kPwBm * kPwBkBytes : 0) >
-                  kPwBm * pw_tile_row_bytes(bn, 4)
+                  pw_tile_bytes(bn, elem_bytes)
               ? stages * (kPwBm + bn) * kPwBkBytes + (transposed ? kPwBm * kPwBkBytes : 0)
-              : kPwBm * pw_tile_row_bytes(bn, 4));
+              : pw_tile_bytes(bn, elem_bytes));
 }
 
 }  // namespace fwd

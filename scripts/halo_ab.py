@@ -25,7 +25,7 @@ from inductor_convt3d.bench.suite import get_cases
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENSE", "CONVT3D_TWG",
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_PW",
-            "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT")
+            "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST")
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
     "halo": {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0"},
@@ -48,6 +48,7 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "pw128": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "128"},
     "pw256": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "256"},
     "pw_repack": {"CONVT3D_PW": "1", "CONVT3D_PW_WDIRECT": "0"},  # 16-bit B from the repack
+    "pw_tile": {"CONVT3D_PW": "1", "CONVT3D_PW_PERSIST": "0"},  # 16-bit: one CTA per tile
     "auto": {},
     "auto_cpasync": {"CONVT3D_TWG_TMA": "0"},
     "nodense": {"CONVT3D_DENSE": "0"},  # grouped layers only

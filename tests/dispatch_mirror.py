@@ -335,8 +335,7 @@ def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
     w is contiguous, unit-stride along w), that are non_overlapping, on a compute capability
     9.0 device; CONVT3D_PW=1 forces it wherever legal, =0 never, unset takes it when
     CONVT3D_HALO and CONVT3D_TWG are unset (over every other kernel, the fused one included).
-    BN: 64 when taps x Cout/g <= 64 or a 16-bit channels_last K is one 128-byte chunk, else
-    128. B straight from w per w_direct.
+    BN: 64 when taps x Cout/g <= 64, else 128. B straight from w per w_direct.
     Returns (BN, loader suffix) or None."""
     import torch
 
@@ -354,8 +353,7 @@ def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
     if override in {str(b) for b in PW_BNS}:
         bn = int(override)
     else:
-        one_chunk = kvec and mode in ("bf16", "fp16") and (cin // g) * 2 <= 128
-        bn = 64 if math.prod(k) * (cout // g) <= 64 or one_chunk else 128
+        bn = 64 if math.prod(k) * (cout // g) <= 64 else 128
     if mn and bn % k[2]:
         return None
     wd = "_wdirect" if w_direct(spec, mode, mn, w, dense) else ""

@@ -4,14 +4,15 @@ CPU.
 
 CONVT3D_PW=1 (read per call) runs it wherever it is legal: bf16, fp16 or TF32, channels_last x
 with whole aligned 16-byte channel chunks, or x whose positions are contiguous per channel
-(NCDHW, D*H*W a multiple of a 16-byte run, aligned: 16-bit A read M-major, TF32 A transposed
-in shared memory, BN a multiple of k_w), kernel == stride on every axis (dilation 1 or a 1-tap
-kernel) and output_padding <= padding, an sm_90a build on a compute capability 9.0 device. Elsewhere the same calls must pick another
-kernel and still be right. Covers per-axis shapes, padding that drops outputs, groups
-(densified or not), odd Cout/g (scalar stores), several K chunks and N tiles, every BN, M
-tails, NCDHW x (M-major A: 16-byte and scalar epilogues, k_w 1 / 2 / 4, K row tails), 16-bit B
-read straight from w (channels_last w with channels_last x, contiguous w with NCDHW x; strided,
-misaligned and odd-width w) and bitwise repeatability. Outputs start as NaN (conftest), so an unwritten element fails
+(NCDHW, D*H*W a multiple of a 16-byte run, aligned: 16-bit A read M-major, TF32 A transposed in
+shared memory, BN a multiple of k_w), kernel == stride on every axis (dilation 1 or a 1-tap
+kernel) and output_padding <= padding, an sm_90a build on a compute capability 9.0 device.
+Elsewhere the same calls must pick another kernel and still be right. Covers per-axis shapes,
+padding that drops outputs, groups (densified or not), odd Cout/g (scalar stores), several K
+chunks and N tiles, every BN, M tails, NCDHW x (M-major A: 16-byte and scalar epilogues, k_w 1 /
+2 / 4, K row tails), 16-bit B read straight from w (channels_last w with channels_last x,
+contiguous w with NCDHW x; strided, misaligned and odd-width w), persistent CTAs over many tiles
+and bitwise repeatability. Outputs start as NaN (conftest), so an unwritten element fails
 `check`."""
 import pytest
 import torch
@@ -265,3 +266,32 @@ def test_pw_w_direct_every_bn(bn, layout, precision, monkeypatch):
     path = ops._forward_path(x, w, s, p, op, d, g)
     assert path.startswith(f"pw_{mode}_bn{bn}_") and path.endswith("_wdirect"), path
     check(ic.conv_transpose3d(x, w, b, s, p, op, g, d), reference(spec, ref), bound)
+
+
+# 16-bit pw CTAs are persistent: more tiles than CTAs fit at once (132 SMs x 2-3 CTAs on an
+# H100), so each CTA runs several; K of 1, 2 and 3 chunks (the stage of a tile's first chunk
+# alternates between tiles), N tiles, groups and an M tail
+PW_PERSIST_CASES = [
+    (2, 16, 24, (7, 32, 67), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    (3, 80, 16, (7, 32, 67), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
+    (3, 144, 16, (7, 32, 67), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    (3, 160, 64, (7, 32, 67), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 2, True),
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["cl", "ncdhw"])
+@pytest.mark.parametrize("case", range(len(PW_PERSIST_CASES)))
+def test_pw_persistent(case, layout, precision, monkeypatch):
+    spec = PW_PERSIST_CASES[case]
+    dtype, tf32, bound, mode = precision
+    (x, w, b), ref = make(spec, dtype, layout)
+    w = w_in_layout(w, layout, "natural")
+    s, p, op, d, g = geometry_args(spec)
+    with allow_tf32(tf32):
+        assert ops._forward_path(x, w, s, p, op, d, g).startswith("pw_")
+        y = ic.conv_transpose3d(x, w, b, s, p, op, g, d)
+        check(y, reference(spec, ref), bound)
+        # one CTA per tile (CONVT3D_PW_PERSIST=0) runs the same products in the same order
+        monkeypatch.setenv("CONVT3D_PW_PERSIST", "0")
+        assert torch.equal(ic.conv_transpose3d(x, w, b, s, p, op, g, d), y)

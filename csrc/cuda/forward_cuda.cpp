@@ -646,7 +646,7 @@ bool w_direct_ok(const FastPlan& f, const ConvT3dParams& p, bool mn, bool w_alig
 // (16-bit A read M-major, TF32 A transposed in shared memory; BN a multiple of k_w). NCDHW x
 // with a channels_last w makes y channels_last, whose per-element stores took 0.171 ms on
 // case 9 bf16 (H100) against v1's 0.06, so that stays on v1. BN: 64 when taps x Cout/g fit
-// it or a 16-bit channels_last K is one 128-byte chunk, else 128; CONVT3D_PW_BN overrides.
+// it, else 128; CONVT3D_PW_BN overrides. 16-bit runs on persistent CTAs (pw_persistent).
 // In auto mode it replaces every other choice, the fused kernel included since its epilogue
 // tile stopped conflicting on banks. Measured on an H100 (scripts/halo_ab.py --batch 20,
 // 2026-11-24, ms):
@@ -655,7 +655,10 @@ bool w_direct_ok(const FastPlan& f, const ConvT3dParams& p, bool mn, bool w_alig
 //   (host-bound calls; earlier v1 measurements: docs/fast_forward_design.md v11);
 // - NCDHW, M-major A: case 10 bf16 pw128 0.251 / pw64 0.311 / v1 0.472, fp16 0.247 / 0.307 /
 //   0.467; A transposed (one CTA per SM at BN 128 with three stages): case 10 TF32 pw128
-//   0.321 / pw64 0.419 / v1 0.537, case 9 TF32 0.065 / 0.067 / 0.070.
+//   0.321 / pw64 0.419 / v1 0.537, case 9 TF32 0.065 / 0.067 / 0.070;
+// - persistent 16-bit CTAs (same call, BN 128 / 64 / one CTA per tile at the rule's BN): case
+//   10 bf16 channels_last 0.165 / 0.172 / 0.190, NCDHW 0.201 / 0.291 / 0.240; before
+//   persistence, one K chunk took BN 64 (four CTAs per SM: 0.169).
 // 16-bit B is read straight from w where w_direct_ok allows.
 void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_aligned) {
   // CONVT3D_PW: 1 wherever legal, 0 never; unset takes it in auto mode (CONVT3D_HALO and
@@ -668,13 +671,11 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
   if (!f.kvec && !mn) return;
   if (!non_overlapping(f.p, f.args.ax) || !tap_offsets_fit(f.p, f.args.cin_pad)) return;
   const int64_t ncols = f.p.k[0] * f.p.k[1] * f.p.k[2] * f.p.Cout_g;
-  // K in 128-byte chunks: one chunk makes each CTA a short latency chain, where smaller tiles
-  // (three CTAs per SM: pw_smem_bytes sizes only the stages K fills) overlap better.
+  // K in 128-byte chunks: without persistence only the stages K fills are allocated.
   const int64_t chunks = ceil_div(f.p.Cin_g * fwd::elem_bytes(f.mode), fwd::kPwBkBytes);
   int bn = f.sw.pw_bn;
-  const bool one_chunk_cl = !mn && fwd::elem_bytes(f.mode) == 2 && chunks == 1;
   const bool transposed = mn && f.mode == fwd::Mode::kTf32;
-  if (bn == 0) bn = ncols <= 64 || one_chunk_cl ? 64 : 128;
+  if (bn == 0) bn = ncols <= 64 ? 64 : 128;
   if (mn && bn % p.k[2] != 0) return;  // a thread writes the k_w outputs of a column group
   const int64_t M = f.p.N * p.in[0] * p.in[1] * p.in[2];
   const int64_t m_tiles = ceil_div(M, fwd::kPwBm), n_tiles = ceil_div(ncols, bn);
@@ -687,8 +688,12 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
     a.pad[i] = static_cast<int>(p.pad[i]);
     a.out[i] = static_cast<int>(p.out[i]);
   }
-  const int stages = static_cast<int>(std::min<int64_t>(chunks, fwd::kPwStages));
+  const bool persistent = fwd::pw_persistent(fwd::elem_bytes(f.mode));
+  const int stages = persistent ? fwd::kPwStagesPersist
+                                : static_cast<int>(std::min<int64_t>(chunks, fwd::kPwStages));
   a.smem_bytes = fwd::pw_smem_bytes(bn, stages, transposed, fwd::elem_bytes(f.mode));
+  a.tiles = static_cast<int>(m_tiles * n_tiles * f.p.groups);
+  a.persist = persistent && f.sw.pw_persist != 0 ? 1 : 0;
   f.blocks = m_tiles * n_tiles * f.p.groups;
   f.halo = false;
   f.twg_nr = 0;

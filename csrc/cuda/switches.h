@@ -19,13 +19,14 @@ struct Switches {
   int pw = -1;          // CONVT3D_PW: 1 the non-overlapping kernel wherever legal, 0 never
   int pw_bn = 0;        // CONVT3D_PW_BN: 64, 128 or 256 fixes its BN; 0 the rule
   int pw_wdirect = 1;   // CONVT3D_PW_WDIRECT=0: pw always reads the repacked weight
+  int pw_persist = 1;   // CONVT3D_PW_PERSIST=0: 16-bit pw runs one CTA per tile
   int dense = 1;        // CONVT3D_DENSE=0: never densify grouped layers
   int plan_cache = 1;   // CONVT3D_PLAN_CACHE=0: plan every call (timing, bisecting the cache)
 
-  static constexpr int kCount = 12;
+  static constexpr int kCount = 13;
   std::array<int, kCount> values() const {
     return {halo, wgmma, box_stream, twg, twg_slices, twg_tma, twg_stack, pw, pw_bn, pw_wdirect,
-            dense, plan_cache};
+            pw_persist, dense, plan_cache};
   }
 };
 

@@ -107,6 +107,11 @@ struct FwdArgs {
   // K row's columns contiguously in the kernel's order.
   int w_direct = 0;
   int64_t ws0 = 0;
+  // The non-overlapping kernel only: its number of tiles (m_tiles x n_tiles x groups), and 1 to
+  // run 16-bit tiles on persistent CTAs (a grid of as many CTAs as fit at once, each looping
+  // over every gridDim-th tile) instead of one CTA per tile.
+  int tiles = 0;
+  int persist = 0;
   alignas(64) unsigned char box_map[128] = {};
 };
 

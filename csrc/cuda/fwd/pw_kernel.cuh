@@ -10,9 +10,12 @@
 //
 // A CTA is two warpgroups: BM = kPwBm rows (64 per warpgroup) x BN columns of (tap, co) of
 // one group; the packed weight [g][tap][co][cin_pad] is already that K-major B matrix. K
-// streams in kPwBkBytes (128-byte) chunks through kPwStages cp.async stages, each operand
-// [row][128 B] in the 128-byte swizzle layout (wgmma_desc_sw128); the loader runs
-// kPwStages - 1 chunks ahead. TF32 rounds each A chunk in shared
+// streams in kPwBkBytes (128-byte) chunks through S cp.async stages, each operand
+// [row][128 B] in the 128-byte swizzle layout (wgmma_desc_sw128); the loader runs S - 1 chunks
+// ahead. 16-bit CTAs are persistent (S = 2): each loops over tiles, and the chunk stream runs
+// on across them, so the next tile's first chunk loads during this tile's last MMAs and its
+// epilogue (short K loops are a latency chain per tile: suite case 10 NCDHW bf16 0.240 ->
+// 0.201 ms). TF32 (S = 3) runs one tile per CTA. TF32 rounds each A chunk in shared
 // memory once it lands (the repack rounded the weight). The epilogue stages the tile in
 // shared memory and writes whole 16-byte channel vectors, consecutive threads on consecutive
 // addresses (in channels_last the taps of one output row segment are adjacent), so each
@@ -25,6 +28,7 @@
 #pragma once
 
 #include "launch.h"
+#include "resident.h"
 #include "smem_attr.h"
 #include "tile_common.cuh"
 #include "wgmma.cuh"
@@ -36,15 +40,18 @@ template <Mode MODE, int BN>
 struct PwCfg {
   using T = typename ModeTraits<MODE>::T;
   static_assert(MODE != Mode::kTf32x3, "pw: one product per term (bf16, fp16, TF32)");
-  static constexpr int BM = kPwBm, NT = 2 * 128, S = kPwStages;
+  // 16-bit: persistent CTAs (pw_persistent) with two stages; TF32: three, one tile per CTA.
+  static constexpr bool kPersist = pw_persistent(int(sizeof(T)));
+  static constexpr int BM = kPwBm, NT = 2 * 128, S = kPersist ? kPwStagesPersist : kPwStages;
   static constexpr int KRUN = kChunkBytes / int(sizeof(T));  // elements per 16-byte chunk
   static constexpr int PL = kPwBkBytes / kChunkBytes;         // 16-byte chunks per row
   static constexpr int BK = kPwBkBytes / int(sizeof(T));      // elements per stage
   static constexpr int kStageA = BM * kPwBkBytes, kStageB = BN * kPwBkBytes;
+  static constexpr int kStage = pw_stage_bytes(BN, int(sizeof(T)));  // A then B (then slack)
   static constexpr int RS = NT / PL;                      // rows one pass of copies covers
   static constexpr int PA = BM / RS, PB = BN / RS;        // copies per thread and stage
   static_assert(PA * RS == BM && PB * RS == BN, "stage split");
-  static constexpr int kTables = 32 * BM + 16 * BN;      // row and column tables
+  static constexpr int kTables = pw_tables_bytes(BN);  // one set of row and column tables
   // CTAs per SM the registers must allow: BN 64 (32 accumulators per thread) fits in 64
   // registers, so four (short K loops are latency-bound: more CTAs overlap more loads); BN 128
   // (64 accumulators) two; BN 256 holds 128.
@@ -82,30 +89,24 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   constexpr int BM = C::BM, NT = C::NT, S = C::S, BK = C::BK, PL = C::PL;
 
   extern __shared__ __align__(128) unsigned char smem[];
-  PwRow* s_row = reinterpret_cast<PwRow*>(smem);                   // [BM]
-  int64_t* s_yc = reinterpret_cast<int64_t*>(s_row + BM);          // [BN]
-  int* s_tap = reinterpret_cast<int*>(s_yc + BN);                  // [BN]
-  float* s_bias = reinterpret_cast<float*>(s_tap + BN);            // [BN]
-  // Stages at the next 1024-byte boundary (the swizzle pattern's period).
+  // Two sets of tables, [row][BM] [yc][BN] [tap][BN] [bias][BN] each: a persistent CTA builds its
+  // next tile's set while this tile's epilogue still reads its own.
+  auto s_row = [&](int b) { return reinterpret_cast<PwRow*>(smem + b * C::kTables); };
+  auto s_yc = [&](int b) { return reinterpret_cast<int64_t*>(s_row(b) + BM); };
+  auto s_tap = [&](int b) { return reinterpret_cast<int*>(s_yc(b) + BN); };
+  auto s_bias = [&](int b) { return reinterpret_cast<float*>(s_tap(b) + BN); };
+  // Stages at the next 1024-byte boundary (the swizzle pattern's period), each A [BM][128 B]
+  // then B [BN][128 B]; K chunks: without persistence only min(S, kchunks) stages are used and
+  // allocated (pw_smem_bytes), then (XT) the K-major A buffer.
   const uint32_t s0 = smem_addr(smem);
-  unsigned char* stages = smem + (((s0 + C::kTables + 1023) & ~1023u) - s0);
-  const uint32_t sa = smem_addr(stages);                           // A [S][BM][128 B]
-  // K chunks; only min(S, kchunks) stages are used and allocated (pw_smem_bytes), B after them,
-  // then (XT) the K-major A buffer.
+  unsigned char* stages = smem + (((s0 + 2 * C::kTables + 1023) & ~1023u) - s0);
+  const uint32_t sa = smem_addr(stages);
   const int kchunks = (a.cin_g + BK - 1) / BK;
-  const int s_used = kchunks < S ? kchunks : S;
-  const uint32_t sb = sa + s_used * C::kStageA;                    // B [S][BN][128 B]
-  const uint32_t s_ka = sb + s_used * C::kStageB;                  // XT: A [BM][128 B]
+  const int s_used = C::kPersist || kchunks >= S ? S : kchunks;
+  const uint32_t s_ka = sa + s_used * C::kStage;                   // XT: A [BM][128 B]
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-
-  // ---- tile: N tile fastest, so the CTAs sharing an A tile run together (A stays in L2).
-  // The grid is below 2^31 CTAs (host): FastDiv with the host's magic numbers.
-  int nt, mt;
-  const int g = FastDiv(a.div_mt).divmod(FastDiv(a.div_nt).divmod(int(blockIdx.x), nt), mt);
-  const int64_t m0 = int64_t(mt) * BM;
   const int ncols = a.k[0] * a.k[1] * a.k[2] * a.cout_g;  // N of the GEMM
-  const int n0 = nt * BN;
   // Column col of the GEMM: its tap (td, th, tw) and channel co, ordered (tap, co), or with
   // XMN (co, tap); its row of the packed weight [tap][co] is tap * cout_g + co.
   auto col_tap = [&](int col, int& td, int& th, int& tw, int& co) {
@@ -124,115 +125,133 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       td = sp / a.k[1];
     }
   };
+  // Tile t: N tile fastest, so the CTAs sharing an A tile run together (A stays in L2). Fewer
+  // than 2^31 tiles (host): FastDiv with the host's magic numbers.
+  struct Tile {
+    int g, n0;
+    int64_t m0;
+  };
+  auto tile_of = [&](int t) {
+    int nt, mt;
+    const int g = FastDiv(a.div_mt).divmod(FastDiv(a.div_nt).divmod(t, nt), mt);
+    return Tile{g, nt * BN, int64_t(mt) * BM};
+  };
 
-  // ---- row table: row m = (n, id, ih, iw) of x, past M: never loaded or stored.
-  if (tid < BM) {
-    const int D = a.ax[0].in, H = a.ax[1].in, W = a.ax[2].in;
-    const int64_t m = m0 + tid;
-    PwRow r;
-    if (m < int64_t(a.n) * D * H * W) {
-      int i3[3], n;
-      if (m <= 0xffffffffLL) {  // 32-bit division is much cheaper
-        uint32_t u = static_cast<uint32_t>(m);
-        i3[2] = static_cast<int>(u % uint32_t(W));
-        u /= uint32_t(W);
-        i3[1] = static_cast<int>(u % uint32_t(H));
-        u /= uint32_t(H);
-        i3[0] = static_cast<int>(u % uint32_t(D));
-        n = static_cast<int>(u / uint32_t(D));
-      } else {
-        int64_t u = m;
-        i3[2] = static_cast<int>(u % W);
-        u /= W;
-        i3[1] = static_cast<int>(u % H);
-        u /= H;
-        i3[0] = static_cast<int>(u % D);
-        n = static_cast<int>(u / D);
-      }
-      r.x = int64_t(n) * a.xs[0] + int64_t(g) * a.cin_g * a.xs[1] + int64_t(i3[0]) * a.xs[2] +
-            int64_t(i3[1]) * a.xs[3] + int64_t(i3[2]) * a.xs[4];
-      r.inside = 1;
-      r.y = int64_t(n) * a.ys[0];
+  // Tables of tile t into set b. Row m = (n, id, ih, iw) of x: its x offset (group's channel
+  // 0), y offset of its output corner, o0 per axis and whether every tap lands inside y; past M
+  // never loaded or stored. Column: the y offset of (tap, co) from an output corner, the tap
+  // packed td | th << 8 | tw << 16 (-1 past N), and the bias.
+  auto build_tables = [&](int t, int b) {
+    const Tile tl = tile_of(t);
+    if (tid < BM) {
+      const int D = a.ax[0].in, H = a.ax[1].in, W = a.ax[2].in;
+      const int64_t m = tl.m0 + tid;
+      PwRow r;
+      if (m < int64_t(a.n) * D * H * W) {
+        int i3[3], n;
+        if (m <= 0xffffffffLL) {  // 32-bit division is much cheaper
+          uint32_t u = static_cast<uint32_t>(m);
+          i3[2] = static_cast<int>(u % uint32_t(W));
+          u /= uint32_t(W);
+          i3[1] = static_cast<int>(u % uint32_t(H));
+          u /= uint32_t(H);
+          i3[0] = static_cast<int>(u % uint32_t(D));
+          n = static_cast<int>(u / uint32_t(D));
+        } else {
+          int64_t u = m;
+          i3[2] = static_cast<int>(u % W);
+          u /= W;
+          i3[1] = static_cast<int>(u % H);
+          u /= H;
+          i3[0] = static_cast<int>(u % D);
+          n = static_cast<int>(u / D);
+        }
+        r.x = int64_t(n) * a.xs[0] + int64_t(tl.g) * a.cin_g * a.xs[1] +
+              int64_t(i3[0]) * a.xs[2] + int64_t(i3[1]) * a.xs[3] + int64_t(i3[2]) * a.xs[4];
+        r.inside = 1;
+        r.y = int64_t(n) * a.ys[0];
 #pragma unroll
-      for (int ax = 0; ax < 3; ++ax) {
-        r.o0[ax] = i3[ax] * a.ax[ax].stride - a.pad[ax];
-        r.inside &= int(r.o0[ax] >= 0 && r.o0[ax] + a.k[ax] <= a.out[ax]);
-        r.y += int64_t(r.o0[ax]) * a.ys[2 + ax];
+        for (int ax = 0; ax < 3; ++ax) {
+          r.o0[ax] = i3[ax] * a.ax[ax].stride - a.pad[ax];
+          r.inside &= int(r.o0[ax] >= 0 && r.o0[ax] + a.k[ax] <= a.out[ax]);
+          r.y += int64_t(r.o0[ax]) * a.ys[2 + ax];
+        }
+      } else {
+        r.x = -1;
+        r.y = 0;
+        r.o0[0] = r.o0[1] = r.o0[2] = -(1 << 30);  // no tap brings it inside y
+        r.inside = 0;
       }
-    } else {
-      r.x = -1;
-      r.y = 0;
-      r.o0[0] = r.o0[1] = r.o0[2] = -(1 << 30);  // no tap brings it inside y
-      r.inside = 0;
+      s_row(b)[tid] = r;
     }
-    s_row[tid] = r;
-  }
-  // ---- column table: y offset of (tap, co) from an output corner, the tap packed
-  // td | th << 8 | tw << 16 (-1 past N), and the bias.
-  for (int c = tid; c < BN; c += NT) {
-    const int col = n0 + c;
-    int tap = -1;
-    int64_t yc = 0;
-    float bv = 0.f;
-    if (col < ncols) {
-      int td, th, tw, co;
-      col_tap(col, td, th, tw, co);
-      tap = td | (th << 8) | (tw << 16);
-      yc = int64_t(g * a.cout_g + co) * a.ys[1] + int64_t(td) * a.ys[2] +
-           int64_t(th) * a.ys[3] + int64_t(tw) * a.ys[4];
-      if (a.bias != nullptr) {
-        bv = to_float(static_cast<const T*>(a.bias)[int64_t(g) * a.cout_g + co]);
+    for (int c = tid; c < BN; c += NT) {
+      const int col = tl.n0 + c;
+      int tap = -1;
+      int64_t yc = 0;
+      float bv = 0.f;
+      if (col < ncols) {
+        int td, th, tw, co;
+        col_tap(col, td, th, tw, co);
+        tap = td | (th << 8) | (tw << 16);
+        yc = int64_t(tl.g * a.cout_g + co) * a.ys[1] + int64_t(td) * a.ys[2] +
+             int64_t(th) * a.ys[3] + int64_t(tw) * a.ys[4];
+        if (a.bias != nullptr) {
+          bv = to_float(static_cast<const T*>(a.bias)[int64_t(tl.g) * a.cout_g + co]);
+        }
       }
+      s_yc(b)[c] = yc;
+      s_tap(b)[c] = tap;
+      s_bias(b)[c] = bv;
     }
-    s_yc[c] = yc;
-    s_tap[c] = tap;
-    s_bias[c] = bv;
-  }
-  __syncthreads();
+  };
 
   // ---- this thread's copies: rows tid / PL + RS j of B (and of K-major A), 16-byte chunk
-  // tid % PL (PL consecutive threads read one row's kPwBkBytes). Sources are fixed for the
-  // whole K loop. Chunk kc of row r lands at chunk kc ^ (r % 8) of the row (128-byte swizzle);
-  // RS is a multiple of 8, so that is the same for every j. XMN: the thread's KRUN positions
-  // (chunk pc of the BM, the same for every j) of K rows k_base + j * kKStep; DHW % KRUN == 0
-  // (host), so a chunk never straddles two samples.
+  // tid % PL (PL consecutive threads read one row's kPwBkBytes). Sources are fixed for a
+  // tile's whole K loop. Chunk kc of row r lands at chunk kc ^ (r % 8) of the row (128-byte
+  // swizzle); RS is a multiple of 8, so that is the same for every j. XMN: the thread's KRUN
+  // positions (chunk pc of the BM, the same for every j) of K rows k_base + j * kKStep;
+  // DHW % KRUN == 0 (host), so a chunk never straddles two samples.
   const T* __restrict__ x = static_cast<const T*>(a.x);
   const T* __restrict__ wp = static_cast<const T*>(a.wp);
   const int kc = tid % PL, r_base = tid / PL;
   constexpr int kPc = BM / C::KRUN, kKStep = NT / kPc;  // position chunks per K row
   const int pc = tid % kPc, k_base = tid / kPc;
-  const T* a_src[C::PA];
-#pragma unroll
-  for (int j = 0; j < C::PA; ++j) {
-    if constexpr (XMN) {
-      const int64_t xo = s_row[pc * C::KRUN].x;
-      a_src[j] = xo >= 0 ? x + xo : nullptr;
-      break;  // one position chunk for every K row
-    } else {
-      const int64_t xo = s_row[r_base + C::RS * j].x;
-      a_src[j] = xo >= 0 ? x + (xo + kc * C::KRUN) : nullptr;
-    }
-  }
-  const T* b_src[WD ? 1 : C::PB];
   // WD: the thread's 16-byte chunk wc (KRUN columns) of K rows wk + kWStep j, a source and a
   // destination per stage and j. ncols is whole chunks (host), so a chunk is all in or all out.
   constexpr int kWc = BN / C::KRUN, kWStep = NT / kWc;  // chunks per K row, K rows per pass
   const int wc = tid % kWc, wk = tid / kWc;
-  if constexpr (WD) {
-    b_src[0] = n0 + wc * C::KRUN < ncols
-                   ? wp + ((int64_t(g) * a.cin_g + wk) * a.ws0 + n0 + wc * C::KRUN)
-                   : nullptr;
-  } else {
+  const T* a_src[C::PA];
+  const T* b_src[WD ? 1 : C::PB];
+  // Sources of tile t, from table set b (built and published by a barrier before).
+  auto sources = [&](int t, int b) {
+    const Tile tl = tile_of(t);
 #pragma unroll
-    for (int j = 0; j < C::PB; ++j) {
-      const int col = n0 + r_base + C::RS * j;
-      int td, th, tw, co;
-      col_tap(col, td, th, tw, co);
-      const int64_t prow = int64_t((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g + co;
-      b_src[j] = col < ncols ? wp + ((int64_t(g) * ncols + prow) * a.cin_pad + kc * C::KRUN)
-                             : nullptr;
+    for (int j = 0; j < C::PA; ++j) {
+      if constexpr (XMN) {
+        const int64_t xo = s_row(b)[pc * C::KRUN].x;
+        a_src[j] = xo >= 0 ? x + xo : nullptr;  // one position chunk for every K row
+      } else {
+        const int64_t xo = s_row(b)[r_base + C::RS * j].x;
+        a_src[j] = xo >= 0 ? x + (xo + kc * C::KRUN) : nullptr;
+      }
     }
-  }
+    if constexpr (WD) {
+      b_src[0] = tl.n0 + wc * C::KRUN < ncols
+                     ? wp + ((int64_t(tl.g) * a.cin_g + wk) * a.ws0 + tl.n0 + wc * C::KRUN)
+                     : nullptr;
+    } else {
+#pragma unroll
+      for (int j = 0; j < C::PB; ++j) {
+        const int col = tl.n0 + r_base + C::RS * j;
+        int td, th, tw, co;
+        col_tap(col, td, th, tw, co);
+        const int64_t prow = int64_t((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g + co;
+        b_src[j] = col < ncols
+                       ? wp + ((int64_t(tl.g) * ncols + prow) * a.cin_pad + kc * C::KRUN)
+                       : nullptr;
+      }
+    }
+  };
   const uint32_t wd_dst = (wc / 8) * (C::BK * kPwBkBytes) + wk * kPwBkBytes +
                           (((wc % 8) ^ (wk % 8)) * kChunkBytes);
   static_assert(C::RS % 8 == 0, "swizzle phase must not depend on j");
@@ -240,42 +259,41 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   static_assert(!XMN || C::PA * kKStep == C::BK, "XMN: the stage's K rows in PA passes");
   const int swz = (kc ^ (r_base % 8)) * kChunkBytes;
 
-  // Chunk s (channels s * BK ..) into stage s % S; always commits (maybe an empty group), so
-  // the wait counts below hold. Channel tails: cin_g is whole 16-byte chunks (host), so a
-  // chunk is all valid or all zero-filled.
-  auto issue = [&](int s) {
-    if (s < kchunks) {
-      const int st = s % S;
-      const bool ci_ok = s * BK + kc * C::KRUN < a.cin_g;
+  // Chunk c (channels c * BK ..) of the current sources into stage st, when `load`; always
+  // commits (maybe an empty group), so the wait counts below hold. Channel tails: cin_g is
+  // whole 16-byte chunks (host), so a chunk is all valid or all zero-filled.
+  auto issue = [&](int c, int st, bool load) {
+    if (load && c < kchunks) {
+      const uint32_t a_st = sa + st * C::kStage, b_st = a_st + C::kStageA;
+      const bool ci_ok = c * BK + kc * C::KRUN < a.cin_g;
 #pragma unroll
       for (int j = 0; j < C::PA; ++j) {
         if constexpr (XMN) {
-          // K row k (channel s * BK + k) of position chunk pc: 16-bit into warpgroup block
+          // K row k (channel c * BK + k) of position chunk pc: 16-bit into warpgroup block
           // pc / 8 (swizzled), TF32 into the staging rows [k][BM].
-          const int k = k_base + kKStep * j, ci = s * BK + k;
+          const int k = k_base + kKStep * j, ci = c * BK + k;
           const bool ok = (ci < a.cin_g) & (a_src[0] != nullptr);
           const uint32_t dst = XT ? k * (BM * 4) + pc * kChunkBytes
                                   : (pc / 8) * (BK * kPwBkBytes) + k * kPwBkBytes +
                                         (((pc % 8) ^ (k % 8)) * kChunkBytes);
-          cp_async_16(sa + st * C::kStageA + dst, ok ? a_src[0] + int64_t(ci) * a.xs[1] : x,
-                      ok ? 16 : 0);
+          cp_async_16(a_st + dst, ok ? a_src[0] + int64_t(ci) * a.xs[1] : x, ok ? 16 : 0);
         } else {
           const bool ok = ci_ok & (a_src[j] != nullptr);
-          cp_async_16(sa + st * C::kStageA + (r_base + C::RS * j) * kPwBkBytes + swz,
-                      ok ? a_src[j] + s * BK : x, ok ? 16 : 0);
+          cp_async_16(a_st + (r_base + C::RS * j) * kPwBkBytes + swz,
+                      ok ? a_src[j] + c * BK : x, ok ? 16 : 0);
         }
       }
 #pragma unroll
       for (int j = 0; j < C::PB; ++j) {
         if constexpr (WD) {
-          const int k = s * BK + wk + kWStep * j;
+          const int k = c * BK + wk + kWStep * j;
           const bool ok = (k < a.cin_g) & (b_src[0] != nullptr);
-          cp_async_16(sb + st * C::kStageB + wd_dst + kWStep * j * kPwBkBytes,
-                      ok ? b_src[0] + int64_t(s * BK + kWStep * j) * a.ws0 : wp, ok ? 16 : 0);
+          cp_async_16(b_st + wd_dst + kWStep * j * kPwBkBytes,
+                      ok ? b_src[0] + int64_t(c * BK + kWStep * j) * a.ws0 : wp, ok ? 16 : 0);
         } else {
           const bool ok = ci_ok & (b_src[j] != nullptr);
-          cp_async_16(sb + st * C::kStageB + (r_base + C::RS * j) * kPwBkBytes + swz,
-                      ok ? b_src[j] + s * BK : wp, ok ? 16 : 0);
+          cp_async_16(b_st + (r_base + C::RS * j) * kPwBkBytes + swz,
+                      ok ? b_src[j] + c * BK : wp, ok ? 16 : 0);
         }
       }
     }
@@ -283,7 +301,6 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   };
 
   float acc[1][BN / 8][4];  // one 64-row wgmma tile per warpgroup
-  zero_acc(acc);
 
   // Descriptors: A of this warpgroup (its 64 rows), B; 8-row groups 1024 bytes apart, a K
   // step (32 bytes) 32 bytes on in the row. M-major A: the warpgroup's block of BK K rows of
@@ -293,180 +310,213 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   const uint64_t da0 = wgmma_desc_sw128(
       (XT ? s_ka : sa) + wg * (XMN && !XT ? BK : 64) * kPwBkBytes, 8 * kPwBkBytes);
   constexpr int kAStep = XMN && !XT ? 16 * kPwBkBytes : 32;
-  constexpr int kAStage = XT ? 0 : C::kStageA;  // XT: one K-major buffer
+  constexpr int kAStage = XT ? 0 : C::kStage;  // XT: one K-major buffer
   // N-major B (WD): BK K rows per 64-column block, so the next block is BK rows on.
-  const uint64_t db0 = WD ? wgmma_desc_sw128_mn(sb, BK * kPwBkBytes, 8 * kPwBkBytes)
-                          : wgmma_desc_sw128(sb, 8 * kPwBkBytes);
+  const uint64_t db0 = WD ? wgmma_desc_sw128_mn(sa + C::kStageA, BK * kPwBkBytes, 8 * kPwBkBytes)
+                          : wgmma_desc_sw128(sa + C::kStageA, 8 * kPwBkBytes);
   constexpr int kBStep = WD ? 16 * kPwBkBytes : 32;
-#pragma unroll
-  for (int s = 0; s < S - 1; ++s) issue(s);
-  for (int kt = 0; kt < kchunks; ++kt) {
-    cp_async_wait<S - 2>();  // chunk kt landed (this thread's copies)
-    const int st = kt % S;
-    if constexpr (XT) {
-      // Every thread's copies of chunk kt are visible after the barrier; transpose the staging
-      // rows into the K-major buffer, rounded to TF32 (the tensor core would truncate). Chunk
-      // (row r, 16-byte chunk c) = channels 4 c .. 4 c + 3 of position r: consecutive threads
-      // read consecutive positions and write 8 distinct swizzled slots per quarter warp.
-      __syncthreads();
-      const float* stg = reinterpret_cast<const float*>(stages + st * C::kStageA);
-      unsigned char* ka = stages + (s_ka - sa);
-#pragma unroll
-      for (int j = 0; j < (BM * PL) / NT; ++j) {
-        const int q = tid + NT * j, r = q % BM, c = q / BM;
-        uint4 v;
-        v.x = tf32_rna(stg[(4 * c + 0) * BM + r]);
-        v.y = tf32_rna(stg[(4 * c + 1) * BM + r]);
-        v.z = tf32_rna(stg[(4 * c + 2) * BM + r]);
-        v.w = tf32_rna(stg[(4 * c + 3) * BM + r]);
-        *reinterpret_cast<uint4*>(ka + r * kPwBkBytes + ((c ^ (r % 8)) * kChunkBytes)) = v;
-      }
-    } else if constexpr (MODE == Mode::kTf32) {
-      // Round this thread's own A chunks to TF32 (the tensor core would truncate them).
-#pragma unroll
-      for (int j = 0; j < C::PA; ++j) {
-        uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStageA +
-                                            (r_base + C::RS * j) * kPwBkBytes + swz);
-        *q = tf32_round4(*q);
-      }
-    }
-    fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)
-    __syncthreads();      // also: every warpgroup retired chunk kt - 1, whose stage refills now
-    issue(kt + S - 1);
-    wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < PL / 2; ++ks) {
-      wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0, WD ? 1 : 0>(
-          acc[0], da0 + uint64_t((st * kAStage + ks * kAStep) >> 4),
-          db0 + uint64_t((st * C::kStageB + ks * kBStep) >> 4));
-    }
-    wgmma_commit();
-    wgmma_wait<0>();
-  }
-  cp_async_wait<0>();
-  wgmma_fence_acc(acc);
-  __syncthreads();  // the epilogue tile overwrites the stages
 
-  // ---- epilogue: accumulators (+ bias), converted to T -> tile ct -> y. This thread holds
-  // rows 16 (warp % 4) + lane / 4 (+ 8) of its warpgroup and columns 8 j + 2 (lane % 4) (+ 1).
-  // K-major (channels_last y): ct is [BM][kRowB bytes], each pair written at once; the row
-  // pad (pw_tile_row_bytes) puts a warp's pair writes on distinct banks and keeps rows 16-byte
-  // aligned for the vector reads below (an fp32 tile of odd row stride, read 8 floats per
-  // thread, had 4-way conflicts: ncu on suite case 9 bf16 put 38 % of the stalls on shared
-  // memory). XMN (NCDHW y): ct is column-major [BN][kColE elements], so the rows that become
-  // adjacent w outputs are adjacent in shared memory.
-  constexpr int kRowB = pw_tile_row_bytes(BN, int(sizeof(T)));
-  // Column pitch 68 words (16-bit) or 132 (fp32): a warp's element writes hit 16 / 32 banks.
-  constexpr int kColE = sizeof(T) == 2 ? BM + 8 : BM + 4;
-  unsigned char* ct = stages;
-  {
-    const int r0 = wg * 64 + (warp % 4) * 16 + lane / 4;
+  // ---- tiles: blockIdx.x, then (persistent) every gridDim.x-th. The chunk stream runs on
+  // across tiles: its chunk u sits in stage u % S, and the loader runs S - 1 chunks ahead, so
+  // the next tile's first chunk loads during this tile's last MMAs and its epilogue, whose
+  // tile then takes the stage just consumed (pw_stage_bytes leaves room for it).
+  int tile = blockIdx.x, b = 0, u = 0;  // u: the stage of the tile's chunk 0
+  build_tables(tile, 0);
+  __syncthreads();
+  sources(tile, 0);
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      const int c = 8 * j + 2 * (lane % 4);
-      const float b0 = s_bias[c], b1 = s_bias[c + 1];
+  for (int s = 0; s < S - 1; ++s) issue(s, s, true);
+  while (true) {
+    const int tn = tile + int(gridDim.x);
+    const bool has_next = C::kPersist && tn < a.tiles;
+    if (has_next) build_tables(tn, b ^ 1);  // published by the K loop's first barrier
+    zero_acc(acc);
+    for (int kt = 0; kt < kchunks; ++kt) {
+      cp_async_wait<S - 2>();  // chunk kt landed (this thread's copies)
+      const int st = (u + kt) % S;
+      if constexpr (XT) {
+        // Every thread's copies of chunk kt are visible after the barrier; transpose the
+        // staging rows into the K-major buffer, rounded to TF32 (the tensor core would
+        // truncate). Chunk (row r, 16-byte chunk c) = channels 4 c .. 4 c + 3 of position r:
+        // consecutive threads read consecutive positions and write 8 distinct swizzled slots
+        // per quarter warp.
+        __syncthreads();
+        const float* stg = reinterpret_cast<const float*>(stages + st * C::kStage);
+        unsigned char* ka = stages + (s_ka - sa);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const float v0 = acc[0][j][2 * h] + b0, v1 = acc[0][j][2 * h + 1] + b1;
-        if constexpr (XMN) {
-          T* t = reinterpret_cast<T*>(ct);
-          t[c * kColE + r0 + 8 * h] = from_float<T>(v0);
-          t[(c + 1) * kColE + r0 + 8 * h] = from_float<T>(v1);
-        } else {
-          unsigned char* p = ct + (r0 + 8 * h) * kRowB + c * int(sizeof(T));
-          if constexpr (sizeof(T) == 2) {
-            *reinterpret_cast<uint32_t*>(p) = pack_pair(from_float<T>(v0), from_float<T>(v1));
+        for (int j = 0; j < (BM * PL) / NT; ++j) {
+          const int q = tid + NT * j, r = q % BM, c = q / BM;
+          uint4 v;
+          v.x = tf32_rna(stg[(4 * c + 0) * BM + r]);
+          v.y = tf32_rna(stg[(4 * c + 1) * BM + r]);
+          v.z = tf32_rna(stg[(4 * c + 2) * BM + r]);
+          v.w = tf32_rna(stg[(4 * c + 3) * BM + r]);
+          *reinterpret_cast<uint4*>(ka + r * kPwBkBytes + ((c ^ (r % 8)) * kChunkBytes)) = v;
+        }
+      } else if constexpr (MODE == Mode::kTf32) {
+        // Round this thread's own A chunks to TF32 (the tensor core would truncate them).
+#pragma unroll
+        for (int j = 0; j < C::PA; ++j) {
+          uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStage +
+                                              (r_base + C::RS * j) * kPwBkBytes + swz);
+          *q = tf32_round4(*q);
+        }
+      }
+      fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)
+      __syncthreads();      // also: every warpgroup retired chunk kt - 1, whose stage refills now
+      // The chunk S - 1 ahead: this tile's, else (persistent) the next tile's, whose sources
+      // replace this tile's once none of this tile's chunks is left to issue.
+      const int c = kt + S - 1;
+      if (c < kchunks) {
+        issue(c, (u + c) % S, true);
+      } else {
+        if (has_next && c == kchunks) sources(tn, b ^ 1);
+        issue(c - kchunks, (u + c) % S, has_next);
+      }
+      wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < PL / 2; ++ks) {
+        wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0, WD ? 1 : 0>(
+            acc[0], da0 + uint64_t((st * kAStage + ks * kAStep) >> 4),
+            db0 + uint64_t((st * C::kStage + ks * kBStep) >> 4));
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+    }
+    if constexpr (!C::kPersist) cp_async_wait<0>();  // the tile overwrites every stage
+    wgmma_fence_acc(acc);
+    __syncthreads();  // every warpgroup is done with the stage the epilogue tile takes
+    const PwRow* rows = s_row(b);
+    const int64_t* ycol = s_yc(b);
+    const int* taps = s_tap(b);
+    const float* bias_c = s_bias(b);
+    unsigned char* ct = C::kPersist ? stages + ((u + kchunks - 1) % S) * C::kStage : stages;
+
+    // ---- epilogue: accumulators (+ bias), converted to T -> tile ct -> y. This thread holds
+    // rows 16 (warp % 4) + lane / 4 (+ 8) of its warpgroup and columns 8 j + 2 (lane % 4) (+ 1).
+    // K-major (channels_last y): ct is [BM][kRowB bytes], each pair written at once; the row
+    // pad (pw_tile_row_bytes) puts a warp's pair writes on distinct banks and keeps rows 16-byte
+    // aligned for the vector reads below (an fp32 tile of odd row stride, read 8 floats per
+    // thread, had 4-way conflicts: ncu on suite case 9 bf16 put 38 % of the stalls on shared
+    // memory). XMN (NCDHW y): ct is column-major [BN][kColE elements], so the rows that become
+    // adjacent w outputs are adjacent in shared memory.
+    constexpr int kRowB = pw_tile_row_bytes(BN, int(sizeof(T)));
+    // Column pitch 68 words (16-bit) or 132 (fp32): a warp's element writes hit 16 / 32 banks.
+    constexpr int kColE = sizeof(T) == 2 ? BM + 8 : BM + 4;
+    {
+      const int r0 = wg * 64 + (warp % 4) * 16 + lane / 4;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const int c = 8 * j + 2 * (lane % 4);
+        const float b0 = bias_c[c], b1 = bias_c[c + 1];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float v0 = acc[0][j][2 * h] + b0, v1 = acc[0][j][2 * h + 1] + b1;
+          if constexpr (XMN) {
+            T* t = reinterpret_cast<T*>(ct);
+            t[c * kColE + r0 + 8 * h] = from_float<T>(v0);
+            t[(c + 1) * kColE + r0 + 8 * h] = from_float<T>(v1);
           } else {
-            *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+            unsigned char* p = ct + (r0 + 8 * h) * kRowB + c * int(sizeof(T));
+            if constexpr (sizeof(T) == 2) {
+              *reinterpret_cast<uint32_t*>(p) = pack_pair(from_float<T>(v0), from_float<T>(v1));
+            } else {
+              *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+            }
           }
         }
       }
     }
-  }
-  __syncthreads();
-  T* __restrict__ y = static_cast<T*>(a.y);
-  auto in_y = [&](const PwRow& r, int tap) {  // the element (row, tap) lies inside y
-    return r.inside != 0 || ((unsigned(r.o0[0] + (tap & 255)) < unsigned(a.out[0])) &
-                             (unsigned(r.o0[1] + ((tap >> 8) & 255)) < unsigned(a.out[1])) &
-                             (unsigned(r.o0[2] + (tap >> 16)) < unsigned(a.out[2])));
-  };
-  constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte store
-  if constexpr (XMN) {
-    const T* t = reinterpret_cast<const T*>(ct);
-    // One element of the tile to y (any k_w, strides, padding).
-    auto put = [&](int r, int c) {
-      const int tap = s_tap[c];
-      const PwRow& row = s_row[r];
-      if (tap >= 0 && row.x >= 0 && in_y(row, tap)) y[row.y + s_yc[c]] = t[c * kColE + r];
+    __syncthreads();
+    T* __restrict__ y = static_cast<T*>(a.y);
+    auto in_y = [&](const PwRow& r, int tap) {  // the element (row, tap) lies inside y
+      return r.inside != 0 || ((unsigned(r.o0[0] + (tap & 255)) < unsigned(a.out[0])) &
+                               (unsigned(r.o0[1] + ((tap >> 8) & 255)) < unsigned(a.out[1])) &
+                               (unsigned(r.o0[2] + (tap >> 16)) < unsigned(a.out[2])));
     };
-    if (a.k[2] == 2) {
-      // Item (quad of rows 4 q .., column pair tw = 0, 1 of one (co, td, th); BN is even): 8
-      // outputs. When the 4 rows are adjacent w of one input line, all inside y, ys[4] = 1
-      // and the address 16-byte aligned, they are one 16-byte store (two in fp32). The
-      // thread's quad is the same for all its items (NT is a multiple of BM / 4), so its rows
-      // are checked once.
-      const int q = tid % (BM / 4);
-      bool quad = a.ys[4] == 1;
-      const int64_t y0 = s_row[4 * q].y;
+    constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte store
+    if constexpr (XMN) {
+      const T* t = reinterpret_cast<const T*>(ct);
+      // One element of the tile to y (any k_w, strides, padding).
+      auto put = [&](int r, int c) {
+        const int tap = taps[c];
+        const PwRow& row = rows[r];
+        if (tap >= 0 && row.x >= 0 && in_y(row, tap)) y[row.y + ycol[c]] = t[c * kColE + r];
+      };
+      if (a.k[2] == 2) {
+        // Item (quad of rows 4 q .., column pair tw = 0, 1 of one (co, td, th); BN is even): 8
+        // outputs. When the 4 rows are adjacent w of one input line, all inside y, ys[4] = 1
+        // and the address 16-byte aligned, they are one 16-byte store (two in fp32). The
+        // thread's quad is the same for all its items (NT is a multiple of BM / 4), so its rows
+        // are checked once.
+        const int q = tid % (BM / 4);
+        bool quad = a.ys[4] == 1;
+        const int64_t y0 = rows[4 * q].y;
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const PwRow& row = s_row[4 * q + e];
-        quad &= row.x >= 0 && row.inside != 0 && row.y == y0 + 2 * e;
-      }
-      for (int cp = tid / (BM / 4); cp < BN / 2; cp += NT / (BM / 4)) {
-        const int c = 2 * cp;
-        T* dst = y + (y0 + s_yc[c]);
-        if (quad && s_tap[c] >= 0 && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
-          // interleave: w output 2 e is row e of tw 0 (lo), 2 e + 1 row e of tw 1 (hi)
-          if constexpr (sizeof(T) == 2) {
-            const uint2 lo = *reinterpret_cast<const uint2*>(t + c * kColE + 4 * q);
-            const uint2 hi = *reinterpret_cast<const uint2*>(t + (c + 1) * kColE + 4 * q);
-            uint4 v;
-            v.x = __byte_perm(lo.x, hi.x, 0x5410);
-            v.y = __byte_perm(lo.x, hi.x, 0x7632);
-            v.z = __byte_perm(lo.y, hi.y, 0x5410);
-            v.w = __byte_perm(lo.y, hi.y, 0x7632);
-            *reinterpret_cast<uint4*>(dst) = v;
+        for (int e = 0; e < 4; ++e) {
+          const PwRow& row = rows[4 * q + e];
+          quad &= row.x >= 0 && row.inside != 0 && row.y == y0 + 2 * e;
+        }
+        for (int cp = tid / (BM / 4); cp < BN / 2; cp += NT / (BM / 4)) {
+          const int c = 2 * cp;
+          T* dst = y + (y0 + ycol[c]);
+          if (quad && taps[c] >= 0 && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
+            // interleave: w output 2 e is row e of tw 0 (lo), 2 e + 1 row e of tw 1 (hi)
+            if constexpr (sizeof(T) == 2) {
+              const uint2 lo = *reinterpret_cast<const uint2*>(t + c * kColE + 4 * q);
+              const uint2 hi = *reinterpret_cast<const uint2*>(t + (c + 1) * kColE + 4 * q);
+              uint4 v;
+              v.x = __byte_perm(lo.x, hi.x, 0x5410);
+              v.y = __byte_perm(lo.x, hi.x, 0x7632);
+              v.z = __byte_perm(lo.y, hi.y, 0x5410);
+              v.w = __byte_perm(lo.y, hi.y, 0x7632);
+              *reinterpret_cast<uint4*>(dst) = v;
+            } else {
+              const uint4 lo = *reinterpret_cast<const uint4*>(t + c * kColE + 4 * q);
+              const uint4 hi = *reinterpret_cast<const uint4*>(t + (c + 1) * kColE + 4 * q);
+              reinterpret_cast<uint4*>(dst)[0] = make_uint4(lo.x, hi.x, lo.y, hi.y);
+              reinterpret_cast<uint4*>(dst)[1] = make_uint4(lo.z, hi.z, lo.w, hi.w);
+            }
           } else {
-            const uint4 lo = *reinterpret_cast<const uint4*>(t + c * kColE + 4 * q);
-            const uint4 hi = *reinterpret_cast<const uint4*>(t + (c + 1) * kColE + 4 * q);
-            reinterpret_cast<uint4*>(dst)[0] = make_uint4(lo.x, hi.x, lo.y, hi.y);
-            reinterpret_cast<uint4*>(dst)[1] = make_uint4(lo.z, hi.z, lo.w, hi.w);
-          }
-        } else {
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            put(4 * q + e, c);
-            put(4 * q + e, c + 1);
+            for (int e = 0; e < 4; ++e) {
+              put(4 * q + e, c);
+              put(4 * q + e, c + 1);
+            }
           }
         }
+      } else {
+        // Consecutive threads on consecutive rows (adjacent in the column-major tile).
+        for (int i = tid; i < BM * BN; i += NT) put(i % BM, i / BM);
+      }
+    } else if (a.y_vec) {
+      // Channels_last, aligned, Cout/g a multiple of V (host): a vector never straddles taps.
+      // Consecutive threads take consecutive vectors of a row; a row's taps (tap-major) are
+      // adjacent output positions along w, so a warp writes whole lines.
+#pragma unroll 2
+      for (int i = tid; i < BM * (BN / V); i += NT) {
+        const int r = i / (BN / V), c = (i % (BN / V)) * V;
+        const int tap = taps[c];
+        const PwRow& row = rows[r];
+        if (tap < 0 || row.x < 0 || !in_y(row, tap)) continue;
+        *reinterpret_cast<uint4*>(y + (row.y + ycol[c])) =
+            *reinterpret_cast<const uint4*>(ct + r * kRowB + c * int(sizeof(T)));
       }
     } else {
-      // Consecutive threads on consecutive rows (adjacent in the column-major tile).
-      for (int i = tid; i < BM * BN; i += NT) put(i % BM, i / BM);
+      // Any y strides: one element per thread, consecutive threads on consecutive rows.
+      for (int i = tid; i < BM * BN; i += NT) {
+        const int c = i / BM, r = i % BM;
+        const int tap = taps[c];
+        const PwRow& row = rows[r];
+        if (tap < 0 || row.x < 0 || !in_y(row, tap)) continue;
+        y[row.y + ycol[c]] = *reinterpret_cast<const T*>(ct + r * kRowB + c * int(sizeof(T)));
+      }
     }
-  } else if (a.y_vec) {
-    // Channels_last, aligned, Cout/g a multiple of V (host): a vector never straddles taps.
-    // Consecutive threads take consecutive vectors of a row; a row's taps (tap-major) are
-    // adjacent output positions along w, so a warp writes whole lines.
-#pragma unroll 2
-    for (int i = tid; i < BM * (BN / V); i += NT) {
-      const int r = i / (BN / V), c = (i % (BN / V)) * V;
-      const int tap = s_tap[c];
-      const PwRow& row = s_row[r];
-      if (tap < 0 || row.x < 0 || !in_y(row, tap)) continue;
-      *reinterpret_cast<uint4*>(y + (row.y + s_yc[c])) =
-          *reinterpret_cast<const uint4*>(ct + r * kRowB + c * int(sizeof(T)));
-    }
-  } else {
-    // Any y strides: one element per thread, consecutive threads on consecutive rows.
-    for (int i = tid; i < BM * BN; i += NT) {
-      const int c = i / BM, r = i % BM;
-      const int tap = s_tap[c];
-      const PwRow& row = s_row[r];
-      if (tap < 0 || row.x < 0 || !in_y(row, tap)) continue;
-      y[row.y + s_yc[c]] = *reinterpret_cast<const T*>(ct + r * kRowB + c * int(sizeof(T)));
-    }
+    __syncthreads();  // the tile and table set b are read before they are rewritten
+    if (!has_next) break;
+    u = (u + kchunks) % S;  // only the stage matters; kept small
+    tile = tn;
+    b ^= 1;
   }
 #endif
 }
@@ -484,13 +534,20 @@ cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   } else if (a.w_direct) {
     return cudaErrorInvalidValue;  // TF32 B must be K-major (repacked)
   }
-  if (a.smem_bytes <= 0 ||
-      a.smem_bytes > pw_smem_bytes(BN, kPwStages, a.x_mn != 0, int(sizeof(typename C::T)))) {
+  if (a.smem_bytes <= 0 || blocks != a.tiles ||
+      a.smem_bytes > pw_smem_bytes(BN, C::S, a.x_mn != 0, int(sizeof(typename C::T)))) {
     return cudaErrorInvalidValue;
   }
-  const cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
+  cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
   if (e != cudaSuccess) return e;
-  kernel<<<static_cast<unsigned>(blocks), C::NT, a.smem_bytes, stream>>>(a);
+  int grid = a.tiles;  // one CTA per tile, or (persistent) as many as fit at once
+  if (C::kPersist && a.persist) {
+    int ctas = 0;
+    e = resident_ctas(reinterpret_cast<const void*>(kernel), C::NT, a.smem_bytes, &ctas);
+    if (e != cudaSuccess) return e;
+    grid = ctas < grid ? ctas : grid;
+  }
+  kernel<<<static_cast<unsigned>(grid), C::NT, a.smem_bytes, stream>>>(a);
   return cudaGetLastError();
 }
 

@@ -233,12 +233,18 @@ constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long 
 // ---- non-overlapping path (pw_kernel.cuh, sm_90a, bf16/fp16/TF32): one dense GEMM of input
 // positions x (tap, Cout/g) over Cin/g. A CTA is two warpgroups of 64 rows; BN columns of
 // (tap, co) per CTA (generated wrappers: scripts/gen_wgmma.py kPwN). K streams through
-// kPwStages cp.async stages of kPwBkBytes of channels, A [kPwBm][128 B] and B [BN][128 B] in
-// the 128-byte swizzle layout: 8 threads read one whole line of x per request.
+// cp.async stages of kPwBkBytes of channels, A [kPwBm][128 B] and B [BN][128 B] in the 128-byte
+// swizzle layout: 8 threads read one whole line of x per request.
 inline constexpr int kPwBns[] = {64, 128, 256};
 constexpr int kPwBm = 128;
-constexpr int kPwStages = 3;
+constexpr int kPwStages = 3;         // TF32: one tile per CTA
+constexpr int kPwStagesPersist = 2;  // 16-bit: persistent CTAs, one chunk ahead
 constexpr int kPwBkBytes = 128;
+
+// 16-bit pw CTAs are persistent: they loop over tiles and load the next tile's first chunk
+// during this tile's epilogue. The epilogue tile then takes the stage just consumed, so a
+// stage must hold it; TF32's fp32 tile is twice as large, and it stays one tile per CTA.
+constexpr bool pw_persistent(int elem_bytes) { return elem_bytes == 2; }
 
 // The pw epilogue tile's row: BN elements of the output type plus a pad that puts the rows of
 // a warp's pair writes on distinct banks (rows 4 words apart for 32-bit pairs, 8 for 64-bit
@@ -256,18 +262,26 @@ constexpr int pw_tile_bytes(int bn, int elem_bytes) {
   return row > col ? row : col;
 }
 
-// Dynamic shared memory of a pw CTA: the row table (32 B per row), the column table (16 B per
-// column), then (1024-byte aligned, the slack included) the stages, which the epilogue tile
-// (pw_tile_bytes of the output type) reuses. A layer whose K is fewer 128-byte chunks than
-// kPwStages only touches that many stages (the loader issues none past K), so the host asks for
-// `stages` = min(kPwStages, chunks): more CTAs per SM fit. TF32 with NCDHW x (`transposed`)
-// adds one K-major A buffer after the stages.
+// One pw stage: A [kPwBm][128 B] then B [BN][128 B]; persistent: at least the epilogue tile,
+// in whole 1024-byte swizzle periods.
+constexpr int pw_stage_bytes(int bn, int elem_bytes) {
+  const int ab = (kPwBm + bn) * kPwBkBytes;
+  const int tile = (pw_tile_bytes(bn, elem_bytes) + 1023) / 1024 * 1024;
+  return pw_persistent(elem_bytes) && tile > ab ? tile : ab;
+}
+
+// One set of pw tables: the row table (32 B per row), the column table (16 B per column).
+constexpr int pw_tables_bytes(int bn) { return 32 * kPwBm + 16 * bn; }
+
+// Dynamic shared memory of a pw CTA: two sets of tables, then (1024-byte aligned, the slack
+// included) the stages. Without persistence the epilogue tile reuses every stage, and a layer
+// whose K is fewer 128-byte chunks than kPwStages only touches that many stages (the loader
+// issues none past K), so the host asks for `stages` = min(kPwStages, chunks): more CTAs per SM
+// fit. TF32 with NCDHW x (`transposed`) adds one K-major A buffer after the stages.
 constexpr int pw_smem_bytes(int bn, int stages, bool transposed, int elem_bytes) {
-  return 32 * kPwBm + 16 * bn + 1024 +
-         (stages * (kPwBm + bn) * kPwBkBytes + (transposed ? kPwBm * kPwBkBytes : 0) >
-                  pw_tile_bytes(bn, elem_bytes)
-              ? stages * (kPwBm + bn) * kPwBkBytes + (transposed ? kPwBm * kPwBkBytes : 0)
-              : pw_tile_bytes(bn, elem_bytes));
+  const int main = stages * pw_stage_bytes(bn, elem_bytes) + (transposed ? kPwBm * kPwBkBytes : 0);
+  const int tile = pw_tile_bytes(bn, elem_bytes);
+  return 2 * pw_tables_bytes(bn) + 1024 + (main > tile ? main : tile);
 }
 
 }  // namespace fwd

@@ -7,7 +7,9 @@ four slices per CTA, CONVT3D_TWG_SLICES; twg_j1/j2/j4 (and j2s2/j4s2 with two sl
 or 4 stacked depth planes per warpgroup, CONVT3D_TWG_STACK; twg_cpasync: its channels_last box by cp.async instead
 of TMA, CONVT3D_TWG_TMA=0), the non-overlapping
 kernel (CONVT3D_PW=1, kernel == stride, channels_last x, sm_90; pw64/128/256 fix its BN), the
-automatic choice, and for grouped layers the automatic choice with densified groups off (CONVT3D_DENSE=0).
+automatic choice, the automatic choice without the output prefill (noprefill,
+CONVT3D_PREFILL=0), and for grouped layers the automatic choice with densified groups off
+(CONVT3D_DENSE=0).
 Median of CUDA-event timings after warm-up; no cuDNN, no error check (the bench does both).
 A kernel that does not fit a case falls back to the automatic choice, so read the path.
 
@@ -25,7 +27,7 @@ from inductor_convt3d.bench.suite import get_cases
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENSE", "CONVT3D_TWG",
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_PW",
-            "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST")
+            "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PREFILL")
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
     "halo": {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0"},
@@ -50,6 +52,7 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "pw_repack": {"CONVT3D_PW": "1", "CONVT3D_PW_WDIRECT": "0"},  # 16-bit B from the repack
     "pw_tile": {"CONVT3D_PW": "1", "CONVT3D_PW_PERSIST": "0"},  # 16-bit: one CTA per tile
     "auto": {},
+    "noprefill": {"CONVT3D_PREFILL": "0"},  # y's empty phases written by their own CTAs
     "auto_cpasync": {"CONVT3D_TWG_TMA": "0"},
     "nodense": {"CONVT3D_DENSE": "0"},  # grouped layers only
 }

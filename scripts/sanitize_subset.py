@@ -1,5 +1,6 @@
 """A small, representative run of every CUDA kernel for compute-sanitizer (memcheck, racecheck):
-each fast-path dtype, both layouts, M/channel tails, empty phases, grouped and densified groups,
+each fast-path dtype, both layouts, M/channel tails, empty phases (and the output prefill),
+grouped and densified groups,
 v1, per-phase (mma.sync, and the opt-in wgmma variant on sm_90) and fused halo kernels, the
 transposed wgmma kernel (sm_90, bf16/fp16/TF32; box streamed and reloaded, by TMA and by
 cp.async), the non-overlapping kernel (sm_90, channels_last), and the reference kernels for all
@@ -16,15 +17,23 @@ import inductor_convt3d  # noqa: F401
 ops = torch.ops.convt3d
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG",
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_PW",
-            "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST")
+            "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PREFILL")
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
     # densified groups, fused halo with union boxes
     (1, 32, 24, (4, 5, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4),
     (2, 17, 5, (3, 4, 5), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1),
-    # dilated: v1 with empty phases
+    # dilated: v1 with empty phases (NCDHW: y prefilled, their CTAs return at once; forced
+    # on, and off)
     (1, 8, 8, (3, 3, 4), (3, 3, 3), (2, 2, 2), (0, 0, 0), (1, 1, 1), (2, 2, 2), 2),
+    (1, 8, 8, (3, 3, 4), (3, 3, 3), (2, 2, 2), (0, 0, 0), (1, 1, 1), (2, 2, 2), 2,
+     {"CONVT3D_PREFILL": "0"}),
+    # suite case 8 shrunk: twg with NCDHW x and a prefilled y whose planes are odd-sized
+    (1, 32, 64, (3, 4, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (2, 2, 2), 1,
+     {"CONVT3D_PREFILL": "1"}),
+    (1, 32, 64, (3, 4, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (2, 2, 2), 1,
+     {"CONVT3D_PREFILL": "1", "CONVT3D_HALO": "1", "CONVT3D_TWG": "0"}),
     # fused with several resident channel chunks, output_padding rows, BN 48
     (1, 72, 40, (3, 4, 9), (4, 4, 4), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),
     # v1 forced on a strided layer: the path auto mode now sends to the fused kernel

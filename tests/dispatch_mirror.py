@@ -360,7 +360,42 @@ def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
     return bn, ("mn" if mn else "kvec") + wd
 
 
+def prefill(x, spec, path, w=None):
+    """Mirror of plan_prefill (forward_cuda.cpp): a per-phase kernel (not pw, not fused) writing
+    a contiguous NCDHW y (neither x nor w suggests channels_last) prefills y with the bias when
+    the stride along w is > 1 and phases without taps hold at least half of the outputs;
+    CONVT3D_PREFILL=1 whenever some phase with outputs has no taps, =0 never."""
+    import torch
+
+    from inductor_convt3d._shapes import result_memory_format
+
+    env = os.environ.get("CONVT3D_PREFILL")
+    if env == "0" or path.startswith(("pw_", "fused_")):
+        return False
+    if result_memory_format(x, x if w is None else w) != torch.contiguous_format:
+        return False
+    _, _, _, size, k, s, p, op, d, _, _ = spec
+    axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
+    total = empty = 0
+    for a in axes[0]:
+        for b in axes[1]:
+            for c in axes[2]:
+                q = a[0] * b[0] * c[0]
+                total += q
+                if a[1] * b[1] * c[1] == 0:
+                    empty += q
+    if empty == 0:
+        return False
+    return env == "1" or (s[2] > 1 and 2 * empty >= total)
+
+
 def expected_path(x, spec, mode, w=None):
+    """kernel_path, with "_prefill" where prefill says the host fills y first."""
+    path = kernel_path(x, spec, mode, w)
+    return path + "_prefill" if prefill(x, spec, path, w) else path
+
+
+def kernel_path(x, spec, mode, w=None):
     """The kernel forward_cuda should pick: groups densified per dense_groups ("_dense"); the
     non-overlapping kernel per pw_expected (in auto mode over every other kernel); else fused or
     per-phase halo (BN 16/32/48/64, at most 32 for strict fp32; its wgmma variant per

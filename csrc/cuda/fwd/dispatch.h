@@ -43,6 +43,12 @@ cudaError_t repack_weight(Mode mode, const void* w, void* wp, int64_t total, int
                           int cin_pad, int cout_g, int dense_g, const int* k, const int64_t* ws,
                           cudaStream_t stream);
 
+// Sets a contiguous NCDHW y, `planes` = N x Cout planes of plane_elems elements, to each
+// plane's bias[p % channels] (bias null: zeros), for a per-phase kernel launched with
+// a.prefilled (fill.cu).
+cudaError_t fill_output(Mode mode, void* y, const void* bias, int64_t planes, int64_t plane_elems,
+                        int channels, cudaStream_t stream);
+
 // Elements per 16-byte chunk: cin_pad and the KVEC alignment rules are multiples of this.
 inline int chunk_elems(Mode mode) {
   return (mode == Mode::kBf16 || mode == Mode::kFp16) ? 8 : 4;

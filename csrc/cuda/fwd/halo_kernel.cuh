@@ -101,6 +101,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG>::NT,
   // ---- which tile (tile_coord; fused grids have one phase, so this is phase 0, whose Q is
   // the largest on every axis); the m tile is a box of q positions, sample-major.
   const TileCoord tc = MODE == Mode::kTf32x3 ? tile_coord_wide(a) : tile_coord(a);
+  if (!FUSED && phase_prefilled(a, tc)) return;
   const int nt = tc.nt, mt = tc.mt, g = tc.g;
   const int sw = a.ax[2].stride, sh_ = a.ax[1].stride, sd_ = a.ax[0].stride;
   const int bqd = a.box[0], bqh = a.box[1], bqw = a.box[2];

@@ -90,6 +90,7 @@ __global__ void __launch_bounds__(IgemmCfg<MODE, BN, KVEC>::NT,
 
   // ---- which tile (tile_coord).
   const TileCoord tc = MODE == Mode::kTf32x3 ? tile_coord_wide(a) : tile_coord(a);
+  if (phase_prefilled(a, tc)) return;
   const int nt = tc.nt, mt = tc.mt, g = tc.g, rd = tc.rd, rh = tc.rh, rw = tc.rw;
   const int sw = a.ax[2].stride, sh = a.ax[1].stride;
   const int Qd = a.ax[0].q[rd], Qh = a.ax[1].q[rh], Qw = a.ax[2].q[rw];

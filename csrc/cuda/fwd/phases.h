@@ -112,6 +112,10 @@ struct FwdArgs {
   // over every gridDim-th tile) instead of one CTA per tile.
   int tiles = 0;
   int persist = 0;
+  // Per-phase kernels (v1, per-phase halo, twg) only: 1 when the host has already filled y with
+  // the bias (or zeros) before the launch (fill_output), so the CTAs of phases without taps
+  // return at once instead of writing it (phase_prefilled, tile_common.cuh).
+  int prefilled = 0;
   alignas(64) unsigned char box_map[128] = {};
 };
 

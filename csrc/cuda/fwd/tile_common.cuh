@@ -229,6 +229,13 @@ __device__ __forceinline__ TileCoord tile_coord_wide(const FwdArgs& a) {
   return c;
 }
 
+// True when the host filled y before the launch (a.prefilled) and tile c's phase has no taps:
+// its outputs already hold their bias, so the CTA has nothing to do. Uniform over the CTA, so
+// it may return before any barrier.
+__device__ __forceinline__ bool phase_prefilled(const FwdArgs& a, const TileCoord& c) {
+  return a.prefilled != 0 && a.ax[0].ntap[c.rd] * a.ax[1].ntap[c.rh] * a.ax[2].ntap[c.rw] == 0;
+}
+
 template <int MT, int NTL>
 __device__ __forceinline__ void zero_acc(float (&acc)[MT][NTL][4]) {
 #pragma unroll

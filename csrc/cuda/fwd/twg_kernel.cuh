@@ -91,6 +91,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
 
   // ---- tile: phase (rd, rh, rw), sample n, group g, box of SL J x bqh x bqw outputs.
   const TileCoord tc = tile_coord(a);
+  if (phase_prefilled(a, tc)) return;
   const int g = tc.g, rd = tc.rd, rh = tc.rh, rw = tc.rw;
   const int bqh = a.box[1], bqw = a.box[2], DD = SL * J;
   const int Qd = a.ax[0].q[rd], Qh = a.ax[1].q[rh], Qw = a.ax[2].q[rw];

@@ -310,18 +310,20 @@ def positions_contiguous(x):
 
 
 def w_direct(spec, mode, mn, w=None, dense=False):
-    """Mirror of w_direct_ok (forward_cuda.cpp): 16-bit pw reads B straight from w when each of
-    w's K rows holds its taps x Cout/g columns contiguously in the kernel's order, (tap, co)
-    (channels_last w) or with NCDHW x (co, tap) (contiguous w), size-1 dims excepted; w's data
-    and K rows 16-byte aligned, the columns whole 16-byte chunks; not densified and not
-    CONVT3D_PW_WDIRECT=0. w None: a contiguous w."""
+    """Mirror of w_direct_ok (forward_cuda.cpp): pw reads B straight from w (TF32: transposed
+    in shared memory, with NCDHW x only) when each of w's K rows holds its taps x Cout/g
+    columns contiguously in the kernel's order, (tap, co) (channels_last w) or with NCDHW x (co, tap) (contiguous w),
+    size-1 dims excepted; w's data and K rows 16-byte aligned, the columns whole 16-byte
+    chunks; not densified and not CONVT3D_PW_WDIRECT=0. w None: a contiguous w."""
     _, cin, cout, _, k, _, _, _, _, g, _ = spec
-    if mode not in ("bf16", "fp16") or dense or os.environ.get("CONVT3D_PW_WDIRECT") == "0":
+    if dense or os.environ.get("CONVT3D_PW_WDIRECT") == "0" or (mode == "tf32" and not mn):
         return False
+    run = 8 if mode in ("bf16", "fp16") else 4  # elements per 16 bytes
     cg = cout // g
     size = (cin, cg, *k)
     st = w.stride() if w is not None else (cg * math.prod(k), math.prod(k), k[1] * k[2], k[2], 1)
-    if (w is not None and w.data_ptr() % 16) or (cg * math.prod(k)) % 8 or (cin > 1 and st[0] % 8):
+    if ((w is not None and w.data_ptr() % 16) or (cg * math.prod(k)) % run
+            or (cin > 1 and st[0] % run)):
         return False
     want = ((0, math.prod(k), k[1] * k[2], k[2], 1) if mn
             else (0, 1, k[1] * k[2] * cg, k[2] * cg, cg))

@@ -620,16 +620,18 @@ bool positions_contiguous(const ConvT3dParams& p, const at::Tensor& x) {
          (p.N == 1 || st[0] % run == 0);
 }
 
-// 16-bit B straight from w (pw_kernel.cuh, WD): every K row of w holds the ncols columns
+// B straight from w (pw_kernel.cuh, WD): every K row of w holds the ncols columns
 // contiguously in the kernel's column order, (tap, co) = a channels_last w, or with NCDHW x
 // (`mn`) (co, tap) = a contiguous w (size-1 dims excepted); w's data and K rows 16-byte aligned
 // and ncols whole 16-byte chunks. A densified plan needs its block-diagonal repack.
-// CONVT3D_PW_WDIRECT=0 keeps the repack (A/B timing, tests).
+// CONVT3D_PW_WDIRECT=0 keeps the repack (A/B timing, tests). TF32 transposes B in shared
+// memory, which only pays with NCDHW x, whose K loop already waits at a barrier to transpose
+// A (H100, halo_ab --batch 20, ms, direct / repack: case 10 NCDHW 0.330 / 0.351, case 9 NCDHW
+// 0.065 / 0.069; channels_last case 10 0.338 / 0.326).
 bool w_direct_ok(const FastPlan& f, const ConvT3dParams& p, bool mn, bool w_aligned) {
-  constexpr int64_t kRun = 8;  // 16-bit elements per 16 bytes
-  if (fwd::elem_bytes(f.mode) != 2 || f.dense_g > 1 || !w_aligned || f.sw.pw_wdirect == 0) {
-    return false;
-  }
+  const int64_t kRun = fwd::chunk_elems(f.mode);  // elements per 16 bytes
+  if (f.dense_g > 1 || !w_aligned || f.sw.pw_wdirect == 0) return false;
+  if (f.mode == fwd::Mode::kTf32 && !mn) return false;
   const int64_t cg = p.Cout_g, kd = p.k[0], kh = p.k[1], kw = p.k[2];
   if ((kd * kh * kw * cg) % kRun != 0 || (p.Cin > 1 && p.w_st[0] % kRun != 0)) return false;
   const int64_t size[5] = {p.Cin, cg, kd, kh, kw};
@@ -659,7 +661,7 @@ bool w_direct_ok(const FastPlan& f, const ConvT3dParams& p, bool mn, bool w_alig
 // - persistent 16-bit CTAs (same call, BN 128 / 64 / one CTA per tile at the rule's BN): case
 //   10 bf16 channels_last 0.165 / 0.172 / 0.190, NCDHW 0.201 / 0.291 / 0.240; before
 //   persistence, one K chunk took BN 64 (four CTAs per SM: 0.169).
-// 16-bit B is read straight from w where w_direct_ok allows.
+// B is read straight from w where w_direct_ok allows.
 void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_aligned) {
   // CONVT3D_PW: 1 wherever legal, 0 never; unset takes it in auto mode (CONVT3D_HALO and
   // CONVT3D_TWG unset), where it is legal. CONVT3D_PW_BN fixes its BN.
@@ -691,14 +693,15 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
   const bool persistent = fwd::pw_persistent(fwd::elem_bytes(f.mode));
   const int stages = persistent ? fwd::kPwStagesPersist
                                 : static_cast<int>(std::min<int64_t>(chunks, fwd::kPwStages));
-  a.smem_bytes = fwd::pw_smem_bytes(bn, stages, transposed, fwd::elem_bytes(f.mode));
+  a.w_direct = w_direct_ok(f, p, mn, w_aligned) ? 1 : 0;
+  a.smem_bytes = fwd::pw_smem_bytes(bn, stages, transposed, fwd::elem_bytes(f.mode),
+                                    a.w_direct && f.mode == fwd::Mode::kTf32);
   a.tiles = static_cast<int>(m_tiles * n_tiles * f.p.groups);
   a.persist = persistent && f.sw.pw_persist != 0 ? 1 : 0;
   f.blocks = m_tiles * n_tiles * f.p.groups;
   f.halo = false;
   f.twg_nr = 0;
   a.x_mn = mn ? 1 : 0;
-  a.w_direct = w_direct_ok(f, p, mn, w_aligned) ? 1 : 0;
   a.ws0 = p.w_st[0];
   f.pw_bn = bn;
   f.name = std::string("pw_") + fwd::mode_name(f.mode) + "_bn" + std::to_string(bn) +

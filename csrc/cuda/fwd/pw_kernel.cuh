@@ -22,8 +22,8 @@
 // warp store covers whole lines; the L2 took 8 requests per 128 bytes when the accumulators
 // were stored directly. With NCDHW x (XMN below) A is copied as 16-byte runs of positions
 // (read M-major in 16-bit, transposed in shared memory for TF32), and the k_w adjacent NCDHW
-// outputs of a column group leave together. With WD, 16-bit B is read straight from w (no
-// repack; see below).
+// outputs of a column group leave together. With WD, B is read straight from w (no repack;
+// see below).
 // Every y element is written once, by one thread; no atomics.
 #pragma once
 
@@ -58,6 +58,27 @@ struct PwCfg {
   static constexpr int kMinBlocks = BN <= 64 ? 4 : BN <= 128 ? 2 : 1;
 };
 
+// TF32 operand staged as [32 K rows][ROWS] fp32 (a 128-byte K chunk of ROWS positions or
+// columns) -> K-major [ROWS][128 B] in the 128-byte swizzle, rounded to TF32 (the tensor core
+// would truncate; the weight repack rounds the same way). Chunk (row r, 16-byte chunk c) = K
+// rows 4 c .. 4 c + 3 of r: consecutive threads read consecutive rows and write 8 distinct
+// swizzled slots per quarter warp.
+template <int ROWS, int NT>
+__device__ __forceinline__ void pw_transpose_tf32(const float* stg, unsigned char* dst) {
+  constexpr int kPl = kPwBkBytes / kChunkBytes;
+  static_assert((ROWS * kPl) % NT == 0, "pw: whole transpose passes");
+#pragma unroll
+  for (int j = 0; j < (ROWS * kPl) / NT; ++j) {
+    const int q = int(threadIdx.x) + NT * j, r = q % ROWS, c = q / ROWS;
+    uint4 v;
+    v.x = tf32_rna(stg[(4 * c + 0) * ROWS + r]);
+    v.y = tf32_rna(stg[(4 * c + 1) * ROWS + r]);
+    v.z = tf32_rna(stg[(4 * c + 2) * ROWS + r]);
+    v.w = tf32_rna(stg[(4 * c + 3) * ROWS + r]);
+    *reinterpret_cast<uint4*>(dst + r * kPwBkBytes + ((c ^ (r % 8)) * kChunkBytes)) = v;
+  }
+}
+
 // One row of the tile: its x offset (group's channel 0), the y offset of its output corner
 // o0 = i * s - p (any channel 0), o0 per axis, and whether every tap lands inside y.
 struct alignas(16) PwRow {
@@ -71,11 +92,13 @@ struct alignas(16) PwRow {
 // as [K row][BM positions], then transposed (and rounded) into one K-major buffer. Its columns
 // run (co, td, th, tw), so the k_w adjacent NCDHW outputs of a (row, co, td, th) are adjacent
 // columns, and a contiguous w holds each K row's columns in that order.
-// WD (a.w_direct, 16-bit only): w itself is B, N-major: K row ci of group g starts at
-// w + (g cin_g + ci) ws0 and holds the ncols columns contiguously, in the kernel's column
-// order (host: channels_last w without XMN, contiguous w with it). It is stored
-// [BN / 64 column blocks][BK K rows][128 B] in the 128-byte swizzle and read transposed; the
-// weight repack (a launch and a buffer per call) is skipped.
+// WD (a.w_direct): w itself is B, N-major: K row ci of group g starts at w + (g cin_g + ci) ws0
+// and holds the ncols columns contiguously, in the kernel's column order (host: channels_last
+// w without XMN, contiguous w with it); the weight repack (a launch and a buffer per call) is
+// skipped. 16-bit: stored [BN / 64 column blocks][BK K rows][128 B] in the 128-byte swizzle
+// and read transposed by the wgmma. TF32 (K-major operands only, BT; with XMN only: its K loop
+// already has the barrier the transpose needs): staged as [K row][BN] and transposed (and
+// rounded, as the repack would) into one K-major buffer, like XT's A.
 template <Mode MODE, int BN, bool XMN, bool WD>
 __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBlocks)
     pw_fwd_kernel(const __grid_constant__ FwdArgs a) {
@@ -84,8 +107,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
 #else
   using C = PwCfg<MODE, BN>;
   using T = typename C::T;
-  static_assert(!WD || sizeof(T) == 2, "WD: N-major B needs the wgmma's transpose (16-bit)");
   constexpr bool XT = XMN && sizeof(T) == 4;  // A transposed in shared memory (TF32)
+  constexpr bool BT = WD && sizeof(T) == 4;   // B transposed in shared memory (TF32)
   constexpr int BM = C::BM, NT = C::NT, S = C::S, BK = C::BK, PL = C::PL;
 
   extern __shared__ __align__(128) unsigned char smem[];
@@ -104,6 +127,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   const int kchunks = (a.cin_g + BK - 1) / BK;
   const int s_used = C::kPersist || kchunks >= S ? S : kchunks;
   const uint32_t s_ka = sa + s_used * C::kStage;                   // XT: A [BM][128 B]
+  const uint32_t s_kb = s_ka + (XT ? BM * kPwBkBytes : 0);          // BT: B [BN][128 B]
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int ncols = a.k[0] * a.k[1] * a.k[2] * a.cout_g;  // N of the GEMM
@@ -252,10 +276,13 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       }
     }
   };
-  const uint32_t wd_dst = (wc / 8) * (C::BK * kPwBkBytes) + wk * kPwBkBytes +
-                          (((wc % 8) ^ (wk % 8)) * kChunkBytes);
+  // BT stages rows [K row][BN] fp32 (BN * 4 bytes, unswizzled) for the transpose.
+  constexpr int kWRowB = BT ? BN * 4 : kPwBkBytes;
+  const uint32_t wd_dst = BT ? wk * kWRowB + wc * kChunkBytes
+                             : (wc / 8) * (C::BK * kPwBkBytes) + wk * kPwBkBytes +
+                                   (((wc % 8) ^ (wk % 8)) * kChunkBytes);
   static_assert(C::RS % 8 == 0, "swizzle phase must not depend on j");
-  static_assert(!WD || (kWStep % 8 == 0 && C::PB * kWStep == C::BK), "WD: stage split");
+  static_assert(!WD || ((BT || kWStep % 8 == 0) && C::PB * kWStep == C::BK), "WD: stage split");
   static_assert(!XMN || C::PA * kKStep == C::BK, "XMN: the stage's K rows in PA passes");
   const int swz = (kc ^ (r_base % 8)) * kChunkBytes;
 
@@ -288,7 +315,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
         if constexpr (WD) {
           const int k = c * BK + wk + kWStep * j;
           const bool ok = (k < a.cin_g) & (b_src[0] != nullptr);
-          cp_async_16(b_st + wd_dst + kWStep * j * kPwBkBytes,
+          cp_async_16(b_st + wd_dst + kWStep * j * kWRowB,
                       ok ? b_src[0] + int64_t(c * BK + kWStep * j) * a.ws0 : wp, ok ? 16 : 0);
         } else {
           const bool ok = ci_ok & (b_src[j] != nullptr);
@@ -311,10 +338,13 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       (XT ? s_ka : sa) + wg * (XMN && !XT ? BK : 64) * kPwBkBytes, 8 * kPwBkBytes);
   constexpr int kAStep = XMN && !XT ? 16 * kPwBkBytes : 32;
   constexpr int kAStage = XT ? 0 : C::kStage;  // XT: one K-major buffer
-  // N-major B (WD): BK K rows per 64-column block, so the next block is BK rows on.
-  const uint64_t db0 = WD ? wgmma_desc_sw128_mn(sa + C::kStageA, BK * kPwBkBytes, 8 * kPwBkBytes)
-                          : wgmma_desc_sw128(sa + C::kStageA, 8 * kPwBkBytes);
-  constexpr int kBStep = WD ? 16 * kPwBkBytes : 32;
+  // N-major B (16-bit WD): BK K rows per 64-column block, so the next block is BK rows on.
+  // BT: the K-major buffer.
+  constexpr bool kBmn = WD && !BT;
+  const uint64_t db0 = kBmn ? wgmma_desc_sw128_mn(sa + C::kStageA, BK * kPwBkBytes, 8 * kPwBkBytes)
+                            : wgmma_desc_sw128(BT ? s_kb : sa + C::kStageA, 8 * kPwBkBytes);
+  constexpr int kBStep = kBmn ? 16 * kPwBkBytes : 32;
+  constexpr int kBStage = BT ? 0 : C::kStage;  // BT: one K-major buffer
 
   // ---- tiles: blockIdx.x, then (persistent) every gridDim.x-th. The chunk stream runs on
   // across tiles: its chunk u sits in stage u % S, and the loader runs S - 1 chunks ahead, so
@@ -334,26 +364,21 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     for (int kt = 0; kt < kchunks; ++kt) {
       cp_async_wait<S - 2>();  // chunk kt landed (this thread's copies)
       const int st = (u + kt) % S;
-      if constexpr (XT) {
+      if constexpr (XT || BT) {
         // Every thread's copies of chunk kt are visible after the barrier; transpose the
-        // staging rows into the K-major buffer, rounded to TF32 (the tensor core would
-        // truncate). Chunk (row r, 16-byte chunk c) = channels 4 c .. 4 c + 3 of position r:
-        // consecutive threads read consecutive positions and write 8 distinct swizzled slots
-        // per quarter warp.
+        // staged operands into their K-major buffers, rounded to TF32.
         __syncthreads();
-        const float* stg = reinterpret_cast<const float*>(stages + st * C::kStage);
-        unsigned char* ka = stages + (s_ka - sa);
-#pragma unroll
-        for (int j = 0; j < (BM * PL) / NT; ++j) {
-          const int q = tid + NT * j, r = q % BM, c = q / BM;
-          uint4 v;
-          v.x = tf32_rna(stg[(4 * c + 0) * BM + r]);
-          v.y = tf32_rna(stg[(4 * c + 1) * BM + r]);
-          v.z = tf32_rna(stg[(4 * c + 2) * BM + r]);
-          v.w = tf32_rna(stg[(4 * c + 3) * BM + r]);
-          *reinterpret_cast<uint4*>(ka + r * kPwBkBytes + ((c ^ (r % 8)) * kChunkBytes)) = v;
+        if constexpr (XT) {
+          pw_transpose_tf32<BM, NT>(reinterpret_cast<const float*>(stages + st * C::kStage),
+                                    stages + (s_ka - sa));
         }
-      } else if constexpr (MODE == Mode::kTf32) {
+        if constexpr (BT) {
+          pw_transpose_tf32<BN, NT>(
+              reinterpret_cast<const float*>(stages + st * C::kStage + C::kStageA),
+              stages + (s_kb - sa));
+        }
+      }
+      if constexpr (MODE == Mode::kTf32 && !XT) {
         // Round this thread's own A chunks to TF32 (the tensor core would truncate them).
 #pragma unroll
         for (int j = 0; j < C::PA; ++j) {
@@ -376,9 +401,9 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       wgmma_fence();
 #pragma unroll
       for (int ks = 0; ks < PL / 2; ++ks) {
-        wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0, WD ? 1 : 0>(
+        wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0, kBmn ? 1 : 0>(
             acc[0], da0 + uint64_t((st * kAStage + ks * kAStep) >> 4),
-            db0 + uint64_t((st * C::kStage + ks * kBStep) >> 4));
+            db0 + uint64_t((st * kBStage + ks * kBStep) >> 4));
       }
       wgmma_commit();
       wgmma_wait<0>();
@@ -526,16 +551,18 @@ cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   using C = PwCfg<MODE, BN>;
   auto kernel =
       a.x_mn ? pw_fwd_kernel<MODE, BN, true, false> : pw_fwd_kernel<MODE, BN, false, false>;
-  if constexpr (sizeof(typename C::T) == 2) {
-    if (a.w_direct) {
-      kernel =
-          a.x_mn ? pw_fwd_kernel<MODE, BN, true, true> : pw_fwd_kernel<MODE, BN, false, true>;
+  constexpr int kElem = int(sizeof(typename C::T));
+  if (a.w_direct) {
+    if constexpr (kElem == 2) {
+      kernel = a.x_mn ? pw_fwd_kernel<MODE, BN, true, true> : pw_fwd_kernel<MODE, BN, false, true>;
+    } else if (a.x_mn) {
+      kernel = pw_fwd_kernel<MODE, BN, true, true>;
+    } else {
+      return cudaErrorInvalidValue;  // TF32 with channels_last x keeps the repack (host)
     }
-  } else if (a.w_direct) {
-    return cudaErrorInvalidValue;  // TF32 B must be K-major (repacked)
   }
   if (a.smem_bytes <= 0 || blocks != a.tiles ||
-      a.smem_bytes > pw_smem_bytes(BN, C::S, a.x_mn != 0, int(sizeof(typename C::T)))) {
+      a.smem_bytes > pw_smem_bytes(BN, C::S, a.x_mn != 0, kElem, a.w_direct && kElem == 4)) {
     return cudaErrorInvalidValue;
   }
   cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);

@@ -277,9 +277,12 @@ constexpr int pw_tables_bytes(int bn) { return 32 * kPwBm + 16 * bn; }
 // included) the stages. Without persistence the epilogue tile reuses every stage, and a layer
 // whose K is fewer 128-byte chunks than kPwStages only touches that many stages (the loader
 // issues none past K), so the host asks for `stages` = min(kPwStages, chunks): more CTAs per SM
-// fit. TF32 with NCDHW x (`transposed`) adds one K-major A buffer after the stages.
-constexpr int pw_smem_bytes(int bn, int stages, bool transposed, int elem_bytes) {
-  const int main = stages * pw_stage_bytes(bn, elem_bytes) + (transposed ? kPwBm * kPwBkBytes : 0);
+// fit. TF32 with NCDHW x (`transposed`) adds one K-major A buffer after the stages, TF32 with B
+// read from w (`b_transposed`) one K-major B buffer after that.
+constexpr int pw_smem_bytes(int bn, int stages, bool transposed, int elem_bytes,
+                            bool b_transposed = false) {
+  const int main = stages * pw_stage_bytes(bn, elem_bytes) +
+                   (transposed ? kPwBm * kPwBkBytes : 0) + (b_transposed ? bn * kPwBkBytes : 0);
   const int tile = pw_tile_bytes(bn, elem_bytes);
   return 2 * pw_tables_bytes(bn) + 1024 + (main > tile ? main : tile);
 }

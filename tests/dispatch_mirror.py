@@ -127,6 +127,7 @@ def wgmma_expected(device, mode):
 
 
 TWG_RUNS = (128, 144, 160)  # tile_configs.h: kTwgRuns
+TWG_X3_RUN = 128  # tile_configs.h: kTwgX3Run (3xTF32: two slices, one CTA per SM)
 
 
 TWG_SMEM_CAP = {  # H100 (twg runs on 9.0 only): four slices may take the opt-in shared memory;
@@ -135,12 +136,13 @@ TWG_SMEM_CAP = {  # H100 (twg runs on 9.0 only): four slices may take the opt-in
 }
 
 
-def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1):
+def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1):
     """twg_smem_bytes (tile_configs.h): the row and tap tables and two mbarriers, then (at the
     next 512-byte boundary: the swizzle's period) 3 stages of 2 x slices taps x 4 KB of
-    weights and the boxes, or the epilogue tile [bm][64 / stack + 1] fp32 if larger."""
+    weights and the boxes (both twice with split 2: 3xTF32's big and small copies), or the
+    epilogue tile [bm][64 / stack + 1] fp32 if larger."""
     head = -(-(-(-(8 * slices * stack * nr + 4 * tap_cap) // 8) * 8 + 16) // 128) * 128
-    return head + 512 + max(3 * 2 * slices * 4096 + box_bufs * 4 * pos_pad * 16,
+    return head + 512 + max(split * (3 * 2 * slices * 4096 + box_bufs * 4 * pos_pad * 16),
                             4 * bm * (64 // stack + 1))
 
 
@@ -170,7 +172,8 @@ def twg_run(spec, mode):
     slice's bqh and bqw, the stacked depth planes J), or None when no box fits. Stacks are
     those of twg_stack_ok (CONVT3D_TWG_STACK fixes one where legal). It streams with more than
     one channel chunk when the second buffer fits, unless CONVT3D_BOX_STREAM=0.
-    CONVT3D_TWG_SLICES=2/4 fixes the slices, else twg_slices_rule."""
+    CONVT3D_TWG_SLICES=2/4 fixes the slices, else twg_slices_rule. 3xTF32 takes TWG_X3_RUN and
+    two slices at one CTA per SM (the opt-in shared memory), with split operands."""
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
     axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
     chunks = -(-(cin // g) // bk_elems(mode))
@@ -180,8 +183,12 @@ def twg_run(spec, mode):
     stacks = [j for j in (1, 2, 4)
               if (fixed not in ("1", "2", "4") or fixed == str(j)) and twg_stack_ok(spec, j)]
 
+    x3 = mode == "3xtf32"
+    split = 2 if x3 else 1
+    runs = (TWG_X3_RUN,) if x3 else TWG_RUNS
+
     def search(sl):
-        cap = TWG_SMEM_CAP[sl]
+        cap = TWG_SMEM_CAP[4 if x3 else sl]
         best = None
         for stack in stacks or [1]:
             dd = sl * stack
@@ -192,7 +199,7 @@ def twg_run(spec, mode):
             entries = max(shifts(a) * b[1] * c[1] * stack
                           for a in axes[0] for b in axes[1] for c in axes[2])
             tap_cap = -(-entries // 4) * 4
-            for nr in TWG_RUNS:
+            for nr in runs:
                 last_w = -1
                 for kk in range(1, 17):
                     bqw = min(-(-qw0 // kk), nr - ext_w)
@@ -215,14 +222,15 @@ def twg_run(spec, mode):
                                                  + stack * bqh * bqw)
                     pos_pad = -(-(max_pos + nr) // 8) * 8
                     bm = dd * bqh * bqw
-                    if twg_smem(nr, bm, pos_pad, tap_cap, 1, sl, stack) > cap:
+                    if twg_smem(nr, bm, pos_pad, tap_cap, 1, sl, stack, split) > cap:
                         continue
                     if best is None or cost < best[0]:
                         best = (cost, nr, bqh, bqw,
-                                twg_smem(nr, bm, pos_pad, tap_cap, 2, sl, stack) <= cap, stack)
+                                twg_smem(nr, bm, pos_pad, tap_cap, 2, sl, stack, split) <= cap,
+                                stack)
         return best
 
-    env = os.environ.get("CONVT3D_TWG_SLICES")
+    env = "2" if x3 else os.environ.get("CONVT3D_TWG_SLICES")
     sl = int(env) if env in ("2", "4") else 4
     best = search(sl)
     if env not in ("2", "4") and best is not None and twg_slices_rule(spec, chunks):
@@ -256,9 +264,9 @@ def twg_tma(x, spec, mode, kvec, sl, bqh, bqw, stack=1):
 
 def twg_expected(device, spec, mode, kind, cout_g, kvec):
     """Mirror of twg_pays (forward_cuda.cpp): auto mode replaces the per-phase halo kernel of a
-    bf16/fp16/TF32 layer with 32 < Cout/g <= 64 and, when strided, at least 8 taps per
+    bf16/fp16/TF32/3xTF32 layer with 32 < Cout/g <= 64 and, when strided, at least 8 taps per
     non-empty phase on average, and (CONVT3D_HALO unset) v1 or the per-phase kernel of a TF32
-    layer with 32 < Cout/g <= 64 (either layout), and (CONVT3D_HALO unset) v1 or the fused
+    or 3xTF32 layer with 32 < Cout/g <= 64 (either layout), and (CONVT3D_HALO unset) v1 or the fused
     kernel of a strided 16-bit layer with 32 < Cout/g <= 64 without the 16-byte channel loader,
     by the transposed wgmma kernel on
     a compute capability 9.0 device (sm_90a build); CONVT3D_TWG=0 never does. With
@@ -269,14 +277,14 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec):
     taps = phase_taps(spec)
     long_phases = math.prod(spec[5]) == 1 or sum(taps) >= HALO_MIN_TAPS * len(taps)
     halo_rule = kind in ("halo", "halo_wgmma") and long_phases
-    tf32_short = (mode == "tf32" and kind != "fused" and bool(taps)
+    tf32_short = (mode in ("tf32", "3xtf32") and kind != "fused" and bool(taps)
                   and os.environ.get("CONVT3D_HALO") not in ("0", "1", "2"))
     scalar16_strided = (mode in ("bf16", "fp16") and not kvec and math.prod(spec[5]) > 1
                         and bool(taps) and os.environ.get("CONVT3D_HALO") not in ("0", "1", "2"))
     narrow = 16 < cout_g <= 32 and halo_rule and math.prod(spec[5]) == 1
     return (os.environ.get("CONVT3D_TWG") != "0"
             and ((32 < cout_g <= 64 and (halo_rule or tf32_short or scalar16_strided)) or narrow)
-            and mode in ("bf16", "fp16", "tf32")
+            and mode in ("bf16", "fp16", "tf32", "3xtf32")
             and device.type == "cuda" and torch.cuda.get_device_capability(device) == (9, 0))
 
 

@@ -590,10 +590,10 @@ def test_halo_auto_rule(monkeypatch):
     v1 below that, with dilation, and for strict fp32 wider than the halo's 3xTF32 BN cap of
     32. The per-phase kernel's wgmma variant runs only when CONVT3D_WGMMA=1 asks for it
     (sm_90); on sm_90 the transposed wgmma kernel replaces it for
-    bf16/fp16/TF32 layers with 32 < Cout/g <= 64 (and at least 8 taps per phase on average, as
-    the per-phase kernel has in auto mode), and replaces v1 and the per-phase kernel for TF32
-    with 32 < Cout/g <= 64 (either layout), v1 and the fused kernel for strided 16-bit layers
-    with 32 < Cout/g <= 64 and NCDHW x, and the per-phase kernel of stride-1 layers with
+    bf16/fp16/TF32/3xTF32 layers with 32 < Cout/g <= 64 (and at least 8 taps per phase on
+    average, as the per-phase kernel has in auto mode), and replaces v1 and the per-phase kernel
+    for TF32 and 3xTF32 with 32 < Cout/g <= 64 (either layout), v1 and the fused kernel for
+    strided 16-bit layers with 32 < Cout/g <= 64 and NCDHW x, and the per-phase kernel of stride-1 layers with
     16 < Cout/g <= 32 where two stacked depth planes per warpgroup cost less than one; and the
     non-overlapping kernel takes kernel ==
     stride layers with channels_last or NCDHW x (16-bit and TF32), over the fused kernel too."""
@@ -646,11 +646,12 @@ def test_halo_auto_rule(monkeypatch):
         (k3s2_deep[:2] + (48,) + k3s2_deep[3:], f32, True, "cl", "tf32", twg),
         (k3s2_wide, bf, True, "ncdhw", "bf16", v1_or_twg),  # 16-bit NCDHW strided, Cout 48
         (k3s2_wide, bf, True, "cl", "bf16", "fused"),  # channels_last keeps the fused kernel
-        (k3s2_wide, f32, False, "cl", "3xtf32", "igemm"),
+        (k3s2_wide, f32, False, "cl", "3xtf32", v1_or_twg),  # 3xTF32 like TF32
         (base, bf, True, "ncdhw", "bf16", "halo"),
         (dilated, bf, True, "ncdhw", "bf16", "igemm"),
         (base, f32, False, "ncdhw", "3xtf32", "halo"),
-        (wide, f32, False, "ncdhw", "3xtf32", "igemm"),
+        (wide, f32, False, "ncdhw", "3xtf32", v1_or_twg),
+        (narrow, f32, False, "ncdhw", "3xtf32", twg),
         (wide, f32, True, "ncdhw", "tf32", twg),
         (base64, bf, True, "cl", "bf16", twg),
         (base64, bf, True, "ncdhw", "bf16", twg),

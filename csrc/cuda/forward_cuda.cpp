@@ -19,11 +19,11 @@
 // mma.sync consistently. With several channel chunks and the cp.async loader
 // the per-phase kernel streams its box (two buffers) when that leaves two CTAs per SM;
 // CONVT3D_BOX_STREAM=0 turns that off. On sm_90 (sm_90a build) the transposed wgmma kernel
-// (fwd/twg_kernel.cuh, plan_twg) replaces the per-phase halo kernel for bf16, fp16 and TF32
-// layers with 32 < Cout/g <= 64 and at least 8 taps per phase on average, v1 or the
-// per-phase kernel for TF32 with 32 < Cout/g <= 64, v1 or the fused kernel for 16-bit strided
-// layers with 32 < Cout/g <= 64 and NCDHW x, and the per-phase kernel of stride-1 layers
-// with 16 < Cout/g <= 32 with two depth planes stacked per warpgroup (twg_pays);
+// (fwd/twg_kernel.cuh, plan_twg) replaces the per-phase halo kernel for bf16, fp16, TF32 and
+// 3xTF32 layers with 32 < Cout/g <= 64 and at least 8 taps per phase on average, v1 or the
+// per-phase kernel for TF32 and 3xTF32 with 32 < Cout/g <= 64, v1 or the fused kernel for
+// 16-bit strided layers with 32 < Cout/g <= 64 and NCDHW x, and the per-phase kernel of
+// stride-1 layers with 16 < Cout/g <= 32 with two depth planes stacked per warpgroup (twg_pays);
 // CONVT3D_TWG=1 forces it wherever legal, =0 never; CONVT3D_TWG_STACK=1/2/4 fixes its stacked
 // planes where legal; with channels_last x it loads its boxes by
 // TMA where the tensor map is legal (twg_tma_ok; CONVT3D_TWG_TMA=0 never). Plans are cached per
@@ -376,10 +376,15 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
 // choice / twg: case 12 bf16 0.397, 0.403 (fused) / 0.353, 0.360, fp16 0.400, 0.403 / 0.356, 0.360;
 // case 8 bf16 0.637, 0.638 (v1) / 0.583, 0.585, fp16 0.635, 0.639 / 0.597, 0.585). With
 // channels_last x the fused kernel stays: case 8 bf16 0.253, 0.257 (fused) / 0.266, 0.274.
+// Strict fp32 (3xTF32) follows the TF32 rule: H100, 2026-11-25, halo_ab.py --batch 5, ms,
+// NCDHW and channels_last, the old choice / twg: case 2 8.52, 8.14 (v1) / 5.10, 4.95; case 3
+// 33.7, 32.7 / 19.8, 19.2; case 11 1.65, 1.59 / 1.38, 1.20; case 12 1.50, 1.42 / 1.32, 1.32;
+// case 4 (Cout 24, two stacked planes) 12.95, 12.97 (per-phase halo) / 13.09, 11.66.
 bool twg_pays(const FastPlan& f, const TapStats& ts) {
   const bool long_phases = f.args.phases == 1 || ts.taps_sum >= kHaloMinTaps * ts.nonempty;
   const bool auto_mode = f.sw.halo == -1;  // CONVT3D_HALO=0/1/2 keeps its kernel
-  const bool tf32_short = auto_mode && f.mode == fwd::Mode::kTf32 && f.args.fuse == 0;
+  const bool fp32 = f.mode == fwd::Mode::kTf32 || f.mode == fwd::Mode::kTf32x3;
+  const bool tf32_short = auto_mode && fp32 && f.args.fuse == 0;
   const bool strided = f.p.stride[0] > 1 || f.p.stride[1] > 1 || f.p.stride[2] > 1;
   const bool scalar16_strided = auto_mode && !f.kvec && strided &&
                                 (f.mode == fwd::Mode::kBf16 || f.mode == fwd::Mode::kFp16);
@@ -442,17 +447,21 @@ bool twg_stack_ok(const ConvT3dParams& p, const fwd::AxisPlan& axd, int stack) {
   return true;
 }
 
-// Transposed wgmma kernel (fwd/twg_kernel.cuh): bf16, fp16 or TF32 on an sm_90a build and an
-// sm_90 device, Cout/g <= 64 (one M = 64 tile). Picks the run length NR, the slice shape
+// Transposed wgmma kernel (fwd/twg_kernel.cuh): bf16, fp16, TF32 or 3xTF32 on an sm_90a build
+// and an sm_90 device, Cout/g <= 64 (one M = 64 tile). Picks the run length NR, the slice shape
 // bqh x bqw (bqh lines of the box width bqw + span_w <= NR) and the stacked depth planes J
 // (twg_stack_ok; CONVT3D_TWG_STACK fixes it where legal) with the fewest estimated
 // tensor-core cycles plus box positions loaded, summed over the phases. Four slices take one
 // CTA per SM (512 threads at up to 128 registers) and may use all the opt-in shared memory;
-// two slices must leave room for two CTAs per SM. Candidates for bqw split phase 0's Qw into
-// 1..16 near-equal tiles, so planning stays a few microseconds.
+// two slices must leave room for two CTAs per SM. 3xTF32 takes kTwgX3Run and two slices at one
+// CTA per SM (its three accumulator sets need up to 255 registers). Candidates for bqw split
+// phase 0's Qw into 1..16 near-equal tiles, so planning stays a few microseconds.
 void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int env = f.sw.twg;  // CONVT3D_TWG: 1 wherever legal, 0 never, unset twg_pays
-  if (env == 0 || f.mode == fwd::Mode::kTf32x3) return;
+  if (env == 0) return;
+  // 3xTF32: two copies of each operand, one run length, two slices at one CTA per SM
+  const bool x3 = f.mode == fwd::Mode::kTf32x3;
+  const int split = x3 ? 2 : 1;
   if (!use_wgmma_arch(x) || f.p.Cout_g > 64) return;
   const fwd::AxisPlan* ax = f.args.ax;
   const TapStats ts = tap_stats(f.p, ax);
@@ -475,9 +484,9 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   for (int r = 0; r < p.stride[2]; ++r) ext_w = std::max(ext_w, span(ax[2], r));
   const int64_t Qh0 = ax[1].q[0], Qw0 = ax[2].q[0];
   auto search = [&](int sl) {
-    const int64_t cap = sl == 4 ? int64_t(prop->sharedMemPerBlockOptin)
-                                : int64_t(prop->sharedMemPerMultiprocessor) / 2 -
-                                      int64_t(prop->reservedSharedMemPerBlock);
+    const int64_t cap = sl == 4 || x3 ? int64_t(prop->sharedMemPerBlockOptin)
+                                      : int64_t(prop->sharedMemPerMultiprocessor) / 2 -
+                                            int64_t(prop->reservedSharedMemPerBlock);
     TwgTile best;
     int64_t best_pos_pad = 0;
     for (int J : stacks) {
@@ -493,6 +502,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
           }
       const int64_t tap_cap = (entries + 3) / 4 * 4;
       for (int nr : fwd::kTwgRuns) {
+        if (x3 && nr != fwd::kTwgX3Run) continue;
         int64_t last_w = -1;
         for (int64_t k = 1; k <= 16; ++k) {
           const int64_t bqw = std::min<int64_t>(ceil_div(Qw0, k), nr - ext_w);
@@ -517,7 +527,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
               }
           const int64_t pos_pad = (max_pos + nr + 7) / 8 * 8;
           const int64_t smem =
-              fwd::twg_smem_bytes(nr, int(dd * bqh * bqw), pos_pad, tap_cap, 1, sl, J);
+              fwd::twg_smem_bytes(nr, int(dd * bqh * bqw), pos_pad, tap_cap, 1, sl, J, split);
           if (smem > cap) continue;
           if (best.nr == 0 || cost < best.cost) {
             best = TwgTile{cost, nr, int(bqh), int(bqw), 1, J, smem, tap_cap};
@@ -530,7 +540,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
     if (best.nr > 0 && chunks > 1 && f.sw.box_stream) {
       const int64_t stream_smem =
           fwd::twg_smem_bytes(best.nr, int(sl * best.stack * best.h * best.w), best_pos_pad,
-                              best.tap_cap, 2, sl, best.stack);
+                              best.tap_cap, 2, sl, best.stack, split);
       if (stream_smem <= cap) {
         best.box_bufs = 2;
         best.smem = stream_smem;
@@ -550,7 +560,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // went from 56 to 96 (2026-11-24, H100, same script, four / two slices, ms, channels_last and
   // NCDHW): case 2 TF32 (81 chunk-taps) 1.641 / 1.528 and 1.942 / 1.889; case 11 TF32 (64)
   // 0.370 / 0.362 and 0.505 / 0.493.
-  const int sl_env = f.sw.twg_slices;  // CONVT3D_TWG_SLICES=2/4 fixes it
+  const int sl_env = x3 ? 2 : f.sw.twg_slices;  // CONVT3D_TWG_SLICES=2/4 fixes it
   int slices = sl_env != 0 ? sl_env : fwd::kTwgSlices;
   TwgTile t = search(slices);
   const double k_chunks = double(chunks) * double(ts.taps_sum) / double(ts.nonempty);
@@ -888,10 +898,15 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
     a.wp = w.const_data_ptr();
   } else {
     const int64_t total = f.p.groups * p.k[0] * p.k[1] * p.k[2] * a.cout_g * a.cin_pad;
-    wp = at::empty({total}, w.options().memory_format(at::MemoryFormat::Contiguous));
+    // 3xTF32 on the transposed kernel: the TF32 big parts, then the small ones (a.w_small)
+    const bool split = f.twg_nr > 0 && f.mode == fwd::Mode::kTf32x3;
+    a.w_small = split ? total : 0;
+    wp = at::empty({split ? 2 * total : total},
+                   w.options().memory_format(at::MemoryFormat::Contiguous));
     const int64_t ws[5] = {p.w_st[0], p.w_st[1], p.w_st[2], p.w_st[3], p.w_st[4]};
     C10_CUDA_CHECK(fwd::repack_weight(f.mode, w.const_data_ptr(), wp.mutable_data_ptr(), total,
-                                      a.cin_g, a.cin_pad, a.cout_g, f.dense_g, a.k, ws, stream));
+                                      a.cin_g, a.cin_pad, a.cout_g, f.dense_g, a.k, ws,
+                                      a.w_small, stream));
     a.wp = wp.const_data_ptr();
   }
 

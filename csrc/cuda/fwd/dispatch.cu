@@ -79,8 +79,9 @@ cudaError_t twg_forward(Mode mode, int nr, bool kvec, const FwdArgs& a, int64_t 
     case Mode::kBf16: return twg_by_loader<Mode::kBf16>(nr, kvec, a, blocks, stream);
     case Mode::kFp16: return twg_by_loader<Mode::kFp16>(nr, kvec, a, blocks, stream);
     case Mode::kTf32: return twg_by_loader<Mode::kTf32>(nr, kvec, a, blocks, stream);
-    default: return cudaErrorInvalidValue;  // no 3xTF32 kernel
+    case Mode::kTf32x3: return twg_by_loader<Mode::kTf32x3>(nr, kvec, a, blocks, stream);
   }
+  return cudaErrorInvalidValue;
 }
 
 cudaError_t halo_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_t blocks,
@@ -116,11 +117,11 @@ cudaError_t igemm_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_
 
 cudaError_t repack_weight(Mode mode, const void* w, void* wp, int64_t total, int cin_g,
                           int cin_pad, int cout_g, int dense_g, const int* k, const int64_t* ws,
-                          cudaStream_t stream) {
+                          int64_t split, cudaStream_t stream) {
   switch (mode) {
 #define CONVT3D_FWD_REPACK(M) \
   case M:                     \
-    return launch_repack<M>(w, wp, total, cin_g, cin_pad, cout_g, dense_g, k, ws, stream);
+    return launch_repack<M>(w, wp, total, cin_g, cin_pad, cout_g, dense_g, k, ws, split, stream);
     CONVT3D_FWD_REPACK(Mode::kBf16)
     CONVT3D_FWD_REPACK(Mode::kFp16)
     CONVT3D_FWD_REPACK(Mode::kTf32)

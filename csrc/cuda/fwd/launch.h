@@ -65,7 +65,7 @@ cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 template <Mode MODE>
 cudaError_t launch_repack(const void* w, void* wp, int64_t total, int cin_g, int cin_pad,
                           int cout_g, int dense_g, const int* k, const int64_t* ws,
-                          cudaStream_t stream);
+                          int64_t split, cudaStream_t stream);
 
 // Both A loaders for one (mode, BN): scalar row-fast and 16-byte channel-fast. A BN above
 // max_bn(mode) instantiates only a stub returning an error (pick_bn never chooses it).
@@ -77,7 +77,7 @@ cudaError_t launch_repack(const void* w, void* wp, int64_t total, int cin_g, int
 #define CONVT3D_FWD_INSTANTIATE_MODE(MODE)                                             \
   CONVT3D_FWD_FOR_EACH_BN(CONVT3D_FWD_INSTANTIATE_BN, MODE)                            \
   template cudaError_t launch_repack<MODE>(const void*, void*, int64_t, int, int, int, int, \
-                                           const int*, const int64_t*, cudaStream_t);
+                                           const int*, const int64_t*, int64_t, cudaStream_t);
 
 }  // namespace fwd
 }  // namespace convt3d

@@ -81,6 +81,22 @@ __device__ __forceinline__ uint4 tf32_round4(uint4 v) {
                     tf32_round_bits(v.w));
 }
 
+// 3xTF32 operands stored in shared memory (the transposed kernel, twg_kernel.cuh): x = big +
+// small, each rounded to nearest TF32 and masked, so that the tensor core reads exact TF32 bits
+// (big's residual x - big is exact in fp32). Inf and NaN keep their bits in big; small is then
+// NaN, as in split_tf32 (tile_common.cuh).
+__device__ __forceinline__ void tf32_split_bits(uint32_t x, uint32_t& big, uint32_t& small) {
+  big = tf32_round_bits(x);
+  small = tf32_round_bits(__float_as_uint(__uint_as_float(x) - __uint_as_float(big)));
+}
+
+__device__ __forceinline__ void tf32_split4(uint4 v, uint4& big, uint4& small) {
+  tf32_split_bits(v.x, big.x, small.x);
+  tf32_split_bits(v.y, big.y, small.y);
+  tf32_split_bits(v.z, big.z, small.z);
+  tf32_split_bits(v.w, big.w, small.w);
+}
+
 // 16-byte global->shared copy; src_bytes = 0 fills the destination with zeros without reading.
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"

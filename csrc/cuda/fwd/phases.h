@@ -116,6 +116,9 @@ struct FwdArgs {
   // the bias (or zeros) before the launch (fill_output), so the CTAs of phases without taps
   // return at once instead of writing it (phase_prefilled, tile_common.cuh).
   int prefilled = 0;
+  // The transposed kernel in 3xTF32 only: element offset from wp of the weight's TF32 small
+  // parts (the repack writes the big parts at wp, the small ones w_small elements on).
+  int64_t w_small = 0;
   alignas(64) unsigned char box_map[128] = {};
 };
 

@@ -203,6 +203,10 @@ constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long lon
 // other's MMAs) are kept for phases with few taps (plan_twg). With a.stack = J > 1 (narrow
 // layers, Cout/g <= 64 / J) each slice is J depth planes, its 64 rows J blocks of channels.
 inline constexpr int kTwgRuns[] = {128, 144, 160};
+// 3xTF32 (strict fp32): big and small TF32 copies of both operands, three wgmmas per K step into
+// three accumulator sets (3 x NR / 2 registers), so one run length, two slices and one CTA per
+// SM (up to 255 registers per thread).
+constexpr int kTwgX3Run = 128;
 constexpr int kTwgSlices = 4;       // warpgroups per CTA = box depth in outputs (or 2: plan_twg)
 constexpr int kTwgStages = 3;       // weight stages; the loader runs kTwgStages - 2 ahead
 constexpr int twg_taps_per_stage(int slices) { return 2 * slices; }  // 8 with four slices
@@ -214,7 +218,8 @@ constexpr int kTwgAlign = 512;
 // x NR), the tap table (4 B per entry: a weight offset per tap, or per shift and stack block),
 // two mbarriers, then (kTwgAlign-aligned, the slack included) the weight stages and box_bufs
 // boxes [pos_pad][64 B] (pos_pad: box positions plus NR, so a run starting at any box position
-// stays inside), with the epilogue tile [bm][64 / stack + 1] fp32 over them.
+// stays inside), with the epilogue tile [bm][64 / stack + 1] fp32 over them. split = 2
+// (3xTF32) doubles the weight stages and the boxes: a big and a small copy of each.
 // The two box mbarriers (TMA loads) follow the tap table, 8-byte aligned.
 constexpr long long twg_bar_offset(int nr, long long tap_cap, int slices, int stack) {
   return (8LL * slices * stack * nr + 4 * tap_cap + 7) / 8 * 8;
@@ -223,9 +228,9 @@ constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices, int st
   return (twg_bar_offset(nr, tap_cap, slices, stack) + 16 + 127) / 128 * 128;
 }
 constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long tap_cap,
-                                   int box_bufs, int slices, int stack) {
-  const long long main = 1LL * kTwgStages * twg_taps_per_stage(slices) * kTwgTapBytes +
-                         1LL * box_bufs * kChunks * pos_pad * kChunkBytes;
+                                   int box_bufs, int slices, int stack, int split = 1) {
+  const long long main = 1LL * split * kTwgStages * twg_taps_per_stage(slices) * kTwgTapBytes +
+                         1LL * split * box_bufs * kChunks * pos_pad * kChunkBytes;
   const long long epi = 4LL * bm * (64 / stack + 1);
   return twg_head_bytes(nr, tap_cap, slices, stack) + kTwgAlign + (main > epi ? main : epi);
 }

@@ -1,7 +1,13 @@
-// Transposed wgmma forward (sm_90a, bf16/fp16/TF32): the per-phase halo GEMM turned around, so
-// that both operands reach the tensor core from shared memory by descriptor. A K step is 32 bytes
-// in every mode (k16 of 16-bit, k8 of TF32); TF32 rounds the box once when it is stored (the
-// repack rounds the weight), as the halo kernel does.
+// Transposed wgmma forward (sm_90a, bf16/fp16/TF32/3xTF32): the per-phase halo GEMM turned
+// around, so that both operands reach the tensor core from shared memory by descriptor. A K step
+// is 32 bytes in every mode (k16 of 16-bit, k8 of TF32); TF32 rounds the box once when it is
+// stored (the repack rounds the weight), as the halo kernel does.
+// 3xTF32 (strict fp32) keeps a big and a small TF32 copy of both operands in shared memory (the
+// repack splits the weight, the box is split where TF32 rounds it) and issues three wgmmas per K
+// step: a_small b_big and a_big b_small into acc_s, a_big b_big into part. The tensor core
+// truncates as it accumulates, so part is added into acc with IEEE adds after every weight stage
+// (8 K steps) rather than chained over all of K (the halo kernel's two-level sum,
+// tile_common.cuh); acc_s, some 2^-11 of the result, may chain.
 //
 // Within one stride phase every tap is a stride-1 shift of a halo box of x (halo_kernel.cuh).
 // This kernel computes D[co][pos] = sum over taps and channels of W_t[co][ci] * box[pos + t][ci]
@@ -41,14 +47,18 @@ namespace fwd {
 template <Mode MODE, int NR, bool KVEC, int SL>
 struct TwgCfg {
   using T = typename ModeTraits<MODE>::T;
-  static_assert(MODE != Mode::kTf32x3, "twg: one product per term (bf16, fp16, TF32)");
+  static constexpr bool X3 = MODE == Mode::kTf32x3;
   static_assert(SL == 2 || SL == 4, "twg: 4 slices (one CTA per SM) or 2 (two)");
+  static_assert(!X3 || (SL == 2 && NR == kTwgX3Run), "twg 3xTF32: two slices, one run length");
   static constexpr int NT = 128 * SL;
-  static constexpr int kMinBlocks = 4 / SL;  // 128 registers per thread either way
+  // 128 registers per thread, or 255 for 3xTF32's three accumulator sets (one CTA per SM)
+  static constexpr int kMinBlocks = X3 ? 1 : 4 / SL;
+  static constexpr int kSplit = X3 ? 2 : 1;  // copies of each operand: big (and small)
+  static constexpr int NX = X3 ? NR / 8 : 1;  // n8 blocks of acc_s and part (3xTF32 only)
   static constexpr int KRUN = kChunkBytes / int(sizeof(T));  // elements per 16-byte plane
   static constexpr int BK = kBkBytes / int(sizeof(T));
   static constexpr int S = kTwgStages, TB = twg_taps_per_stage(SL);
-  static constexpr int kStageBytes = TB * kTwgTapBytes;
+  static constexpr int kStageBytes = kSplit * TB * kTwgTapBytes;  // [big taps][small taps]
   static constexpr int kTapsPerPass = NT / (64 * kChunks);  // weight copies: one tap = 256
 };
 
@@ -123,7 +133,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   const int HD = DD + ext[0], HH = bqh + ext[1], HW = bqw + ext[2];
   const int P = HD * HH * HW;
   const int PP = (P + NR + 7) / 8 * 8;  // box rows per buffer (host: twg_smem_bytes)
-  const int box_bytes = PP * kBkBytes;  // one buffer
+  const int small_box = PP * kBkBytes;   // 3xTF32: the small copy's offset in a buffer
+  const int box_bytes = C::kSplit * small_box;  // one buffer
   const int id0 = qd0 + lo[0], ih0 = qh0 + lo[1], iw0 = qw0 + lo[2];
   // Taps of the phase, or with J > 1 its shifts (nd + J - 1 along depth).
   const int nd = a.ax[0].ntap[rd], nds = nd > 0 ? nd + J - 1 : 0;
@@ -200,23 +211,28 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
         const int64_t off = box_src(pos, ci0, in);
         const char* src = reinterpret_cast<const char*>(x + off);
         const int nv = in ? a.cin_g - ci0 : 0;  // channels of this chunk inside x
-        uint4 v4[kChunks];
+        uint4 v4[kChunks], s4[kChunks];
 #pragma unroll
         for (int kc = 0; kc < kChunks; ++kc) {
           // 64-bit to the plane, 32-bit within it (the host bounds (KRUN - 1) x the stride)
           const char* sp = src + int64_t(kc * KRUN) * a.xs1_bytes;
-          uint32_t v[KRUN];
+          uint32_t v[KRUN], vs[KRUN];
 #pragma unroll
           for (int e = 0; e < KRUN; ++e) {
             v[e] = kc * KRUN + e < nv ? ld_bits(reinterpret_cast<const T*>(sp + e * a.xs1_bytes))
                                       : 0u;
             if constexpr (MODE == Mode::kTf32) v[e] = tf32_operand(v[e]);
+            if constexpr (C::X3) tf32_split_bits(v[e], v[e], vs[e]);
           }
           v4[kc] = pack_bits16<KRUN>(v);
+          if constexpr (C::X3) s4[kc] = pack_bits16<KRUN>(vs);
         }
 #pragma unroll
         for (int kc = 0; kc < kChunks; ++kc) {
           *reinterpret_cast<uint4*>(bbox + sw64_offset(pos, kc)) = v4[kc];
+          if constexpr (C::X3) {
+            *reinterpret_cast<uint4*>(bbox + small_box + sw64_offset(pos, kc)) = s4[kc];
+          }
         }
       }
     }
@@ -226,19 +242,30 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   // own completed cp.async writes are visible to it), before the fence and barrier. Its chunks
   // idx = tid, tid + NT, ... sit NT x 16 bytes apart: NT / kChunks rows is a whole number of
   // the swizzle's 8-row periods, so the loop is one pointer step, not a swizzle per chunk.
+  // 3xTF32 splits the same chunks instead: big in place, small into the buffer's small copy.
   static_assert(NT / kChunks % 8 == 0, "twg: round_box steps whole swizzle periods");
   auto round_box = [&](int buf) {
-    if constexpr (KVEC && MODE == Mode::kTf32) {
+    if constexpr (KVEC && (MODE == Mode::kTf32 || C::X3)) {
       uint4* q = reinterpret_cast<uint4*>(sbox + buf * box_bytes +
                                           sw64_offset(tid / kChunks, tid % kChunks));
-      for (int idx = tid; idx < P * kChunks; idx += NT, q += NT) *q = tf32_round4(*q);
+      for (int idx = tid; idx < P * kChunks; idx += NT, q += NT) {
+        if constexpr (C::X3) {
+          uint4 big, small;
+          tf32_split4(*q, big, small);
+          *q = big;
+          q[small_box / 16] = small;
+        } else {
+          *q = tf32_round4(*q);
+        }
+      }
     }
   };
 
   // Weights of one stage: taps (shifts) t0 .. t0 + TB - 1 (< taps), channels ci0.. -> buffer buf
   // as [tap][64 rows][64 B] (swizzled); thread tid copies row (tid / 4) % 64 (block w_j, channel
   // w_co), plane tid % 4 of taps tid / 256, + kTapsPerPass, ... (rows past Cout/g, blocks
-  // without a tap and channels past Cin/g are zero-filled). Does not commit.
+  // without a tap and channels past Cin/g are zero-filled); 3xTF32 also the small parts (at
+  // a.w_small in wp) to taps TB + tt. Does not commit.
   const int w_row = (tid / kChunks) % 64, w_kc = tid % kChunks, w_tap = tid / (64 * kChunks);
   const int w_j = w_row / cpad, w_co = w_row - w_j * cpad;
   auto load_w = [&](int buf, int ci0, int t0) {
@@ -251,6 +278,9 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
         const bool ok = STACK ? ok_row & (off >= 0) : ok_row;
         const T* src = ok ? wg + (off + w_co * a.cin_pad + ci0 + w_kc * KRUN) : wg;
         cp_async_16(dst + tt * kTwgTapBytes, src, ok ? 16 : 0);
+        if constexpr (C::X3) {
+          cp_async_16(dst + (TB + tt) * kTwgTapBytes, src + a.w_small, ok ? 16 : 0);
+        }
       }
     }
   };
@@ -287,6 +317,9 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
 
   float acc[1][NR / 8][4];
   zero_acc(acc);
+  float acc_s[1][C::NX][4], part[1][C::NX][4];  // 3xTF32: small products; big of this stage
+  zero_acc(acc_s);
+  zero_acc(part);
   __syncthreads();  // row and tap tables
 
   if (taps > 0) {
@@ -378,6 +411,16 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
       auto desc_b = [&](uint32_t pos, int ks) {
         return dbox + uint64_t(ks * 2 + pos * (kBkBytes >> 4));
       };
+      // One K step; 3xTF32: the small copies sit TB taps (weights) and small_box bytes (box) on.
+      auto mma = [&](uint64_t da, uint64_t db) {
+        if constexpr (C::X3) {
+          wgmma_ss<Mode::kTf32, NR>(acc_s[0], da + uint64_t((TB * kTwgTapBytes) >> 4), db);
+          wgmma_ss<Mode::kTf32, NR>(acc_s[0], da, db + uint64_t(small_box >> 4));
+          wgmma_ss<Mode::kTf32, NR>(part[0], da, db);
+        } else {
+          wgmma_ss<MODE, NR>(acc[0], da, db);
+        }
+      };
       if (sub * TB + TB <= taps && nks == kChunks / 2) {
         wgmma_fence();
 #pragma unroll
@@ -385,16 +428,14 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
           const uint32_t pos = slice_pos + uint32_t(tap_pos);
           next_tap();
 #pragma unroll
-          for (int ks = 0; ks < kChunks / 2; ++ks) {
-            wgmma_ss<MODE, NR>(acc[0], desc_a(tt, ks), desc_b(pos, ks));
-          }
+          for (int ks = 0; ks < kChunks / 2; ++ks) mma(desc_a(tt, ks), desc_b(pos, ks));
         }
       } else {
         wgmma_fence();
         for (int tt = 0; tt < TB && sub * TB + tt < taps; ++tt) {
           const uint32_t pos = slice_pos + uint32_t(tap_pos);
           next_tap();
-          for (int ks = 0; ks < nks; ++ks) wgmma_ss<MODE, NR>(acc[0], desc_a(tt, ks), desc_b(pos, ks));
+          for (int ks = 0; ks < nks; ++ks) mma(desc_a(tt, ks), desc_b(pos, ks));
         }
       }
       wgmma_commit();
@@ -402,10 +443,34 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
       // group with cp.async; plain loads and stores otherwise, under the fence of the next
       // chunk's first stage).
       if (stream && sub == 0 && c + 1 < kchunks) load_box((c + 1) * BK, buf ^ 1);
-      wgmma_wait<1>();
+      if constexpr (C::X3) {
+        // This stage's big products into acc with IEEE adds; part restarts from zero (the
+        // next stage's wgmma_fence orders these register writes before its wgmmas). Keeping a
+        // stage in flight instead (two partials by stage parity, wait<1>) measured no faster on
+        // an H100 (suite cases 2, 3, 11, 12) and spilled registers.
+        wgmma_wait<0>();
+        wgmma_fence_acc(part);
+#pragma unroll
+        for (int j = 0; j < NR / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            acc[0][j][e] += part[0][j][e];
+            part[0][j][e] = 0.f;
+          }
+        wgmma_fence_acc(part);
+      } else {
+        wgmma_wait<1>();
+      }
     }
     wgmma_wait<0>();
     wgmma_fence_acc(acc);
+    wgmma_fence_acc(acc_s);
+    if constexpr (C::X3) {
+#pragma unroll
+      for (int j = 0; j < NR / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[0][j][e] += acc_s[0][j][e];
+    }
   }
   __syncthreads();  // the epilogue tile overwrites the weight stages and the box
 
@@ -465,12 +530,21 @@ cudaError_t launch_twg_kernel(const FwdArgs& a, int64_t blocks, cudaStream_t str
 // template constants).
 template <Mode MODE, int NR, bool KVEC>
 cudaError_t launch_twg(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
-  if (a.stack > 1) {
-    return a.box[0] == 2 ? launch_twg_kernel<MODE, NR, KVEC, 2, true>(a, blocks, stream)
-                         : launch_twg_kernel<MODE, NR, KVEC, 4, true>(a, blocks, stream);
+  if constexpr (MODE == Mode::kTf32x3) {  // two slices and one run length only (TwgCfg)
+    if constexpr (NR != kTwgX3Run) {
+      return cudaErrorInvalidValue;
+    } else {
+      return a.stack > 1 ? launch_twg_kernel<MODE, NR, KVEC, 2, true>(a, blocks, stream)
+                         : launch_twg_kernel<MODE, NR, KVEC, 2, false>(a, blocks, stream);
+    }
+  } else {
+    if (a.stack > 1) {
+      return a.box[0] == 2 ? launch_twg_kernel<MODE, NR, KVEC, 2, true>(a, blocks, stream)
+                           : launch_twg_kernel<MODE, NR, KVEC, 4, true>(a, blocks, stream);
+    }
+    return a.box[0] == 2 ? launch_twg_kernel<MODE, NR, KVEC, 2, false>(a, blocks, stream)
+                         : launch_twg_kernel<MODE, NR, KVEC, 4, false>(a, blocks, stream);
   }
-  return a.box[0] == 2 ? launch_twg_kernel<MODE, NR, KVEC, 2, false>(a, blocks, stream)
-                       : launch_twg_kernel<MODE, NR, KVEC, 4, false>(a, blocks, stream);
 }
 
 }  // namespace fwd

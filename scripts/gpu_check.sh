@@ -4,7 +4,8 @@
 #   STAGES=tests,sanitize,ab,bench  PYTEST_ARGS="tests/test_ops_*.py"  BENCH_ARGS="--cases 1,2"
 #   AB_ARGS="--cases 6,7 --dtypes bf16"   (ab: scripts/halo_ab.py, kernel A/B timings)
 #   SANITIZE_ARGS="--with CONVT3D_TWG"    (sanitize: only the cases that set that switch;
-#                 "--layout ncdhw" or "--layout cl": one layout)  SANITIZE_TOOLS="racecheck"
+#                 "--layout ncdhw" or "--layout cl": one layout; "--dtype fp32": strict fp32
+#                 only)  SANITIZE_TOOLS="racecheck"
 #   EXTRA="python3 scripts/host_overhead.py 9 bf16 ndhwc"   (extra: any commands, after ab)
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -110,16 +110,24 @@ CASES = [
 def main():
     # --with NAME: only the cases that set switch NAME (a short run for one kernel's change);
     # --layout ncdhw|cl: one layout only (racecheck of the whole subset outlasts one 600 s
-    # device call, so it can run in two halves)
+    # device call, so it can run in two halves); --dtype bf16|fp16|tf32|fp32|fp64: one
+    # precision only (fp32: TF32 off, the 3xTF32 kernels)
     only = sys.argv[sys.argv.index("--with") + 1] if "--with" in sys.argv else None
+    dname = sys.argv[sys.argv.index("--dtype") + 1] if "--dtype" in sys.argv else None
     layout = sys.argv[sys.argv.index("--layout") + 1] if "--layout" in sys.argv else None
     if layout not in (None, "ncdhw", "cl"):
         raise SystemExit(f"--layout must be ncdhw or cl, got {layout}")
     layouts = [c for c in (False, True) if layout is None or c == (layout == "cl")]
     cases = [c for c in CASES if only is None or (len(c) > 10 and only in c[10])]
     failures = 0
-    for dtype, tf32 in [(torch.bfloat16, False), (torch.float16, False), (torch.float32, True),
-                        (torch.float32, False), (torch.float64, False)]:
+    precisions = {"bf16": (torch.bfloat16, False), "fp16": (torch.float16, False),
+                  "tf32": (torch.float32, True), "fp32": (torch.float32, False),
+                  "fp64": (torch.float64, False)}
+    if dname not in (None, *precisions):
+        raise SystemExit(f"--dtype must be one of {', '.join(precisions)}, got {dname}")
+    for pname, (dtype, tf32) in precisions.items():
+        if dname is not None and pname != dname:
+            continue
         torch.backends.cudnn.allow_tf32 = tf32
         bound = {torch.bfloat16: 5e-3, torch.float16: 5e-3, torch.float64: 1e-12}.get(
             dtype, 5e-4 if tf32 else 1e-6)

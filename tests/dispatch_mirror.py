@@ -138,11 +138,12 @@ TWG_SMEM_CAP = {  # H100 (twg runs on 9.0 only): four slices may take the opt-in
 
 def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1):
     """twg_smem_bytes (tile_configs.h): the row and tap tables and two mbarriers, then (at the
-    next 512-byte boundary: the swizzle's period) 3 stages of 2 x slices taps x 4 KB of
-    weights and the boxes (both twice with split 2: 3xTF32's big and small copies), or the
-    epilogue tile [bm][64 / stack + 1] fp32 if larger."""
+    next 512-byte boundary: the swizzle's period) 3 stages (twg_stages: 2 for 3xTF32) of
+    2 x slices taps x 4 KB of weights and the boxes (both twice with split 2: 3xTF32's big and
+    small copies), or the epilogue tile [bm][64 / stack + 1] fp32 if larger."""
     head = -(-(-(-(8 * slices * stack * nr + 4 * tap_cap) // 8) * 8 + 16) // 128) * 128
-    return head + 512 + max(split * (3 * 2 * slices * 4096 + box_bufs * 4 * pos_pad * 16),
+    stages = 2 if split == 2 else 3
+    return head + 512 + max(split * (stages * 2 * slices * 4096 + box_bufs * 4 * pos_pad * 16),
                             4 * bm * (64 // stack + 1))
 
 

@@ -637,7 +637,10 @@ bool positions_contiguous(const ConvT3dParams& p, const at::Tensor& x) {
 // CONVT3D_PW_WDIRECT=0 keeps the repack (A/B timing, tests). TF32 transposes B in shared
 // memory, which only pays with NCDHW x, whose K loop already waits at a barrier to transpose
 // A (H100, halo_ab --batch 20, ms, direct / repack: case 10 NCDHW 0.330 / 0.351, case 9 NCDHW
-// 0.065 / 0.069; channels_last case 10 0.338 / 0.326).
+// 0.065 / 0.069; channels_last case 10 0.338 / 0.326). With channels_last x the transpose adds
+// that barrier: on case 9 (H100, 2026-11-25, torch.profiler) it saved the repack's launch and
+// allocation (host 43.1 -> 35.7 us per call) but its kernel took 52.4 us against 34.5 + 5.6 us
+// for the repack and the kernel on the repacked B.
 bool w_direct_ok(const FastPlan& f, const ConvT3dParams& p, bool mn, bool w_aligned) {
   const int64_t kRun = fwd::chunk_elems(f.mode);  // elements per 16 bytes
   if (f.dense_g > 1 || !w_aligned || f.sw.pw_wdirect == 0) return false;

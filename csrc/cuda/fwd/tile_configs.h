@@ -208,7 +208,11 @@ inline constexpr int kTwgRuns[] = {128, 144, 160};
 // SM (up to 255 registers per thread).
 constexpr int kTwgX3Run = 128;
 constexpr int kTwgSlices = 4;       // warpgroups per CTA = box depth in outputs (or 2: plan_twg)
-constexpr int kTwgStages = 3;       // weight stages; the loader runs kTwgStages - 2 ahead
+// Weight stages. The one-term modes keep a stage of wgmmas in flight (wgmma_wait<1>), so the
+// loader runs one stage ahead of three. 3xTF32 retires every stage (wgmma_wait<0>), so two
+// stages give it the same one-ahead loader and free a stage (32 KB) for the box.
+constexpr int twg_stages(int split) { return split == 2 ? 2 : 3; }
+constexpr int twg_stages_ahead(int split) { return twg_stages(split) - (split == 2 ? 1 : 2); }
 constexpr int twg_taps_per_stage(int slices) { return 2 * slices; }  // 8 with four slices
 constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [64 rows][64 B], 64-byte swizzle
 // The weight stages and boxes start at a multiple of the 64-byte swizzle's period.
@@ -229,7 +233,7 @@ constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices, int st
 }
 constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long tap_cap,
                                    int box_bufs, int slices, int stack, int split = 1) {
-  const long long main = 1LL * split * kTwgStages * twg_taps_per_stage(slices) * kTwgTapBytes +
+  const long long main = 1LL * split * twg_stages(split) * twg_taps_per_stage(slices) * kTwgTapBytes +
                          1LL * split * box_bufs * kChunks * pos_pad * kChunkBytes;
   const long long epi = 4LL * bm * (64 / stack + 1);
   return twg_head_bytes(nr, tap_cap, slices, stack) + kTwgAlign + (main > epi ? main : epi);

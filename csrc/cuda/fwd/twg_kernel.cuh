@@ -20,8 +20,9 @@
 // A warpgroup's output positions are its slice's bqh lines of the box width HW = bqw + span_w,
 // run together as virtual rows v = line * HW + column (<= NR); columns >= bqw (the halo) and
 // rows past bqh * HW compute on box data and are dropped. SL warpgroups (4, or 2 with two CTAs
-// per SM) take depth slices qd0, qd0 + 1, ... Weights stream through kTwgStages cp.async stages
-// of 2 SL taps (the loader two stages ahead, one stage of wgmmas in flight). The box holds one
+// per SM) take depth slices qd0, qd0 + 1, ... Weights stream through cp.async stages of 2 SL
+// taps, the loader one stage ahead: three stages with one stage of wgmmas in flight, or two
+// for 3xTF32, which retires each stage's wgmmas (twg_stages). The box holds one
 // 64-byte channel chunk: reloaded per chunk, or with a.box_bufs = 2 streamed: chunk c + 1 loads into
 // the other buffer while chunk c's first wgmmas run (short phases, e.g. 8 taps at stride 2,
 // would otherwise wait for every box). With channels_last x the host usually sets a.box_tma: one
@@ -57,7 +58,8 @@ struct TwgCfg {
   static constexpr int NX = X3 ? NR / 8 : 1;  // n8 blocks of acc_s and part (3xTF32 only)
   static constexpr int KRUN = kChunkBytes / int(sizeof(T));  // elements per 16-byte plane
   static constexpr int BK = kBkBytes / int(sizeof(T));
-  static constexpr int S = kTwgStages, TB = twg_taps_per_stage(SL);
+  static constexpr int S = twg_stages(kSplit), TB = twg_taps_per_stage(SL);
+  static constexpr int AH = twg_stages_ahead(kSplit);  // stages the weight loader runs ahead
   static constexpr int kStageBytes = kSplit * TB * kTwgTapBytes;  // [big taps][small taps]
   static constexpr int kTapsPerPass = NT / (64 * kChunks);  // weight copies: one tap = 256
 };
@@ -324,10 +326,11 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
 
   if (taps > 0) {
     // Stages st = (chunk c, taps sub * TB ..). Commit groups: the box of chunk 0, then one per
-    // weight stage (the loader S - 2 stages ahead); a later chunk's box is its own group. At
+    // weight stage (the loader AH = 1 stage ahead); a later chunk's box is its own group. At
     // stage st, after the barrier, every warpgroup has retired the wgmmas of stage st - 2
-    // (wgmma_wait<1> below), so buffer (st - 2) % S takes stage st + S - 2. kTwgStages = 3, so
-    // every stage waits for all copies in flight (wait<S - 3>), a streamed box included.
+    // (wgmma_wait<1> below; 3xTF32: of stage st - 1, wgmma_wait<0>), so buffer (st + AH) % S,
+    // last read by one of those stages, takes stage st + AH. With AH = 1 every stage waits for
+    // all copies in flight (wait<AH - 1>), a streamed box included.
     const int spc = (taps + TB - 1) / TB;
     const int nst = kchunks * spc;
     const bool stream = a.box_bufs > 1;
@@ -365,7 +368,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     };
     load_box(0, 0);
 #pragma unroll
-    for (int s = 0; s < S - 2; ++s) issue(s);
+    for (int s = 0; s < C::AH; ++s) issue(s);
     for (int st = 0; st < nst; ++st) {
       int sub;
       const int c = div_spc.divmod(st, sub);
@@ -390,11 +393,11 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
         }
         round_box(buf);
       } else {
-        cp_async_wait<S - 3>();
+        cp_async_wait<C::AH - 1>();
       }
       fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)
       __syncthreads();
-      issue(st + S - 2);
+      issue(st + C::AH);
       // K steps of 32 bytes: both, or only the first when the rest of the chunk is padding.
       // A full stage issues its TB x 2 wgmmas back to back with no branch between them (a
       // branch makes ptxas fence each wgmma on its own); a last partial stage or a half chunk

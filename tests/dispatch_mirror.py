@@ -318,6 +318,9 @@ def positions_contiguous(x):
     return x.data_ptr() % 16 == 0 and st[1] % run == 0 and (n == 1 or st[0] % run == 0)
 
 
+PW_X3_MAX_BN = 128  # tile_configs.h: kPwX3MaxBn
+
+
 def w_direct(spec, mode, mn, w=None, dense=False):
     """Mirror of w_direct_ok (forward_cuda.cpp): pw reads B straight from w (TF32: transposed
     in shared memory, with NCDHW x only) when each of w's K rows holds its taps x Cout/g
@@ -325,7 +328,8 @@ def w_direct(spec, mode, mn, w=None, dense=False):
     size-1 dims excepted; w's data and K rows 16-byte aligned, the columns whole 16-byte
     chunks; not densified and not CONVT3D_PW_WDIRECT=0. w None: a contiguous w."""
     _, cin, cout, _, k, _, _, _, _, g, _ = spec
-    if dense or os.environ.get("CONVT3D_PW_WDIRECT") == "0" or (mode == "tf32" and not mn):
+    if (dense or os.environ.get("CONVT3D_PW_WDIRECT") == "0" or (mode == "tf32" and not mn)
+            or mode == "3xtf32"):
         return False
     run = 8 if mode in ("bf16", "fp16") else 4  # elements per 16 bytes
     cg = cout // g
@@ -340,13 +344,14 @@ def w_direct(spec, mode, mn, w=None, dense=False):
 
 
 def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
-    """Mirror of plan_pw (forward_cuda.cpp): the non-overlapping kernel takes bf16/fp16/TF32
-    layers with channels_last x (kvec) or positions_contiguous x (16-bit M-major A, TF32 A
-    transposed in shared memory; BN a multiple of k_w; y, which follows x here since the tests'
-    w is contiguous, unit-stride along w), that are non_overlapping, on a compute capability
-    9.0 device; CONVT3D_PW=1 forces it wherever legal, =0 never, unset takes it when
+    """Mirror of plan_pw (forward_cuda.cpp): the non-overlapping kernel takes bf16/fp16/TF32/
+    3xTF32 layers with channels_last x (kvec) or positions_contiguous x (16-bit M-major A,
+    fp32 A transposed in shared memory; BN a multiple of k_w; y, which follows x here since the
+    tests' w is contiguous, unit-stride along w), that are non_overlapping, on a compute
+    capability 9.0 device; CONVT3D_PW=1 forces it wherever legal, =0 never, unset takes it when
     CONVT3D_HALO and CONVT3D_TWG are unset (over every other kernel, the fused one included).
-    BN: 64 when taps x Cout/g <= 64, else 128. B straight from w per w_direct.
+    BN: 64 when taps x Cout/g <= 64, else 128 (3xTF32: at most 128). B straight from w per
+    w_direct.
     Returns (BN, loader suffix) or None."""
     import torch
 
@@ -356,7 +361,8 @@ def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
     if env == "0" or (env != "1" and forced):
         return None
     mn = not kvec and x is not None and positions_contiguous(x)
-    if (mode not in ("bf16", "fp16", "tf32") or not (kvec or mn) or not non_overlapping(spec)
+    if (mode not in ("bf16", "fp16", "tf32", "3xtf32") or not (kvec or mn)
+            or not non_overlapping(spec)
             or device.type != "cuda" or torch.cuda.get_device_capability(device) != (9, 0)):
         return None
     _, cin, cout, _, k, _, _, _, _, g, _ = spec
@@ -365,7 +371,7 @@ def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
         bn = int(override)
     else:
         bn = 64 if math.prod(k) * (cout // g) <= 64 else 128
-    if mn and bn % k[2]:
+    if (mn and bn % k[2]) or (mode == "3xtf32" and bn > PW_X3_MAX_BN):
         return None
     wd = "_wdirect" if w_direct(spec, mode, mn, w, dense) else ""
     return bn, ("mn" if mn else "kvec") + wd

@@ -635,6 +635,8 @@ def test_halo_auto_rule(monkeypatch):
         (k2s2_deep, f32, True, "cl", "tf32", v1_or_pw),  # 1 tap per phase: no halo reuse
         (k2s2_deep, bf, True, "cl", "bf16", v1_or_pw),
         (k2s2_deep, f32, True, "ncdhw", "tf32", v1_or_pw),  # TF32 NCDHW: A transposed
+        (k2s2_deep, f32, False, "cl", "3xtf32", v1_or_pw),  # strict fp32: split operands
+        (k2s2_deep, f32, False, "ncdhw", "3xtf32", v1_or_pw),
         (k2s2, bf, True, "cl", "bf16", "pw" if wg else "fused"),  # pw over fused too
         (k3s2_deep, f32, True, "ncdhw", "tf32", "igemm"),
         (k4s2_deep, f32, True, "cl", "tf32", "halo"),

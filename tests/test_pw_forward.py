@@ -2,7 +2,8 @@
 input positions x (tap, Cout/g), rows scattered to y) against an fp64 F.conv_transpose3d on the
 CPU.
 
-CONVT3D_PW=1 (read per call) runs it wherever it is legal: bf16, fp16 or TF32, channels_last x
+CONVT3D_PW=1 (read per call) runs it wherever it is legal: bf16, fp16, TF32 or strict fp32
+(3xTF32, split operands; a long-K case checks its accuracy), channels_last x
 with whole aligned 16-byte channel chunks, or x whose positions are contiguous per channel
 (NCDHW, D*H*W a multiple of a 16-byte run, aligned: 16-bit A read M-major, TF32 A transposed in
 shared memory, BN a multiple of k_w), kernel == stride on every axis (dilation 1 or a 1-tap
@@ -23,11 +24,13 @@ from test_fast_forward import (allow_tf32, assert_bitwise_repeatable, check, geo
 
 pytestmark = pytest.mark.cuda
 
-PRECISIONS16 = [  # every mode the kernel has (not strict fp32)
+PRECISIONS16 = [  # the one-product modes (B straight from w, persistence: 16-bit and TF32)
     pytest.param((torch.bfloat16, True, 5e-3, "bf16"), id="bf16"),
     pytest.param((torch.float16, True, 5e-3, "fp16"), id="fp16"),
     pytest.param((torch.float32, True, 5e-4, "tf32"), id="tf32"),
 ]
+STRICT = (torch.float32, False, 1e-6, "3xtf32")  # fp32 with TF32 off: split operands
+PRECISIONS = PRECISIONS16 + [pytest.param(STRICT, id="fp32")]  # every mode the kernel has
 
 
 @pytest.fixture(autouse=True)
@@ -49,7 +52,8 @@ def run_pw(spec, precision, layout="cl", seed=0):
     run(spec, precision, layout, seed, expect_path=False, kernel="pw" if legal else None)
     if not legal:
         (x, w, _), _ = make(spec, precision[0], layout)
-        assert not ops._forward_path(x, w, *geometry_args(spec)).startswith("pw_")
+        with allow_tf32(precision[1]):
+            assert not ops._forward_path(x, w, *geometry_args(spec)).startswith("pw_")
 
 
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups, bias
@@ -102,18 +106,18 @@ NOT_PW = [  # must take another kernel (and be right)
 ]
 
 
-@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", ["cl", "ncdhw"])
 @pytest.mark.parametrize("case", range(len(PW_CASES)))
 def test_pw_cases(case, layout, precision):
     run_pw(PW_CASES[case], precision, layout)
 
 
-@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", ["ncdhw", "misaligned", "sliced"])
 @pytest.mark.parametrize("case", range(len(PW_MN_CASES)))
 def test_pw_ncdhw(case, layout, precision):
-    # NCDHW x runs "_mn" (16-bit: M-major A; TF32: A transposed in shared memory); misaligned
+    # NCDHW x runs "_mn" (16-bit: M-major A; fp32: A transposed in shared memory); misaligned
     # or strided x elsewhere.
     spec = PW_MN_CASES[case]
     legal = pw_legal(spec, precision, layout)
@@ -123,12 +127,14 @@ def test_pw_ncdhw(case, layout, precision):
     run_pw(spec, precision, layout)
     if legal:
         (x, w, _), _ = make(spec, precision[0], layout)
-        path = ops._forward_path(x, w, *geometry_args(spec))
+        with allow_tf32(precision[1]):
+            path = ops._forward_path(x, w, *geometry_args(spec))
         # a contiguous w holds each K row's columns in the (co, tap) order: the kernel reads it
-        assert path.endswith("_mn_wdirect"), path
+        # (3xTF32 reads the repack's big and small parts)
+        assert path.endswith("_mn" if precision[3] == "3xtf32" else "_mn_wdirect"), path
 
 
-@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("precision", PRECISIONS)
 def test_pw_ncdhw_x_channels_last_w(precision):
     # a channels_last w makes y channels_last (PyTorch's rule): NCDHW x then takes another
     # kernel, since the M-major epilogue writes runs of y's w
@@ -152,7 +158,7 @@ def test_pw_ncdhw_kernel_width_3():
     run_pw(spec, precision, "ncdhw")
 
 
-@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("case", range(len(NOT_PW)))
 def test_pw_not_legal(case, precision):
     spec = NOT_PW[case]
@@ -160,7 +166,7 @@ def test_pw_not_legal(case, precision):
     run_pw(spec, precision, "cl")
 
 
-@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("bn", [64, 128, 256])
 def test_pw_every_bn(bn, precision, monkeypatch):
     monkeypatch.setenv("CONVT3D_PW_BN", str(bn))
@@ -173,15 +179,17 @@ def test_pw_every_bn(bn, precision, monkeypatch):
         assert path == f"pw_{precision[3]}_bn{bn}_kvec", path
 
 
-def test_pw_not_for_strict_fp32():
-    spec = PW_CASES[0]
-    run(spec, (torch.float32, False, 1e-6, "3xtf32"), "cl", expect_path=False)
-    (x, w, _), _ = make(spec, torch.float32, "cl")
-    with allow_tf32(False):
-        assert not ops._forward_path(x, w, *geometry_args(spec)).startswith("pw_")
+@pytest.mark.parametrize("layout", ["cl", "ncdhw"])
+def test_pw_strict_fp32_long_k(layout):
+    # 3xTF32 over K = 4096 channels (32 chunks): the big products go into acc with IEEE adds
+    # after every chunk, so the tensor core's truncating accumulation never spans the whole K
+    spec = (1, 4096, 16, (2, 4, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True)
+    assert pw_legal(spec, STRICT, layout)
+    y = run(spec, STRICT, layout, kernel="pw")
+    assert y.dtype == torch.float32
 
 
-@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", ["cl", "ncdhw"])
 def test_pw_bitwise_repeatable(layout, precision):
     spec = PW_MN_CASES[7]

@@ -644,6 +644,7 @@ bool positions_contiguous(const ConvT3dParams& p, const at::Tensor& x) {
 bool w_direct_ok(const FastPlan& f, const ConvT3dParams& p, bool mn, bool w_aligned) {
   const int64_t kRun = fwd::chunk_elems(f.mode);  // elements per 16 bytes
   if (f.dense_g > 1 || !w_aligned || f.sw.pw_wdirect == 0) return false;
+  if (f.mode == fwd::Mode::kTf32x3) return false;  // reads the split repack
   if (f.mode == fwd::Mode::kTf32 && !mn) return false;
   const int64_t cg = p.Cout_g, kd = p.k[0], kh = p.k[1], kw = p.k[2];
   if ((kd * kh * kw * cg) % kRun != 0 || (p.Cin > 1 && p.w_st[0] % kRun != 0)) return false;
@@ -656,9 +657,10 @@ bool w_direct_ok(const FastPlan& f, const ConvT3dParams& p, bool mn, bool w_alig
   return true;
 }
 
-// Non-overlapping kernel (fwd/pw_kernel.cuh): bf16, fp16 or TF32 on an sm_90a build and an
-// sm_90 device, with channels_last x, or with positions_contiguous x and y's w unit-stride
-// (16-bit A read M-major, TF32 A transposed in shared memory; BN a multiple of k_w). NCDHW x
+// Non-overlapping kernel (fwd/pw_kernel.cuh): bf16, fp16, TF32 or 3xTF32 (strict fp32: split
+// operands, BN <= kPwX3MaxBn, two stages) on an sm_90a build and an sm_90 device, with
+// channels_last x, or with positions_contiguous x and y's w unit-stride (16-bit A read M-major,
+// fp32 A transposed in shared memory; BN a multiple of k_w). NCDHW x
 // with a channels_last w makes y channels_last, whose per-element stores took 0.171 ms on
 // case 9 bf16 (H100) against v1's 0.06, so that stays on v1. BN: 64 when taps x Cout/g fit
 // it, else 128; CONVT3D_PW_BN overrides. 16-bit runs on persistent CTAs (pw_persistent).
@@ -680,7 +682,7 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
   // CONVT3D_TWG unset), where it is legal. CONVT3D_PW_BN fixes its BN.
   const int env = f.sw.pw;
   if (env == 0 || (env == -1 && (f.sw.halo != -1 || f.sw.twg != -1))) return;
-  if (f.mode == fwd::Mode::kTf32x3 || !use_wgmma_arch(x)) return;
+  if (!use_wgmma_arch(x)) return;
   // NCDHW x, and y's w unit-stride (y is channels_last when w is): its epilogue writes runs of w.
   const bool mn = !f.kvec && positions_contiguous(p, x) && (p.out[2] == 1 || p.y_st[4] == 1);
   if (!f.kvec && !mn) return;
@@ -689,8 +691,10 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
   // K in 128-byte chunks: without persistence only the stages K fills are allocated.
   const int64_t chunks = ceil_div(f.p.Cin_g * fwd::elem_bytes(f.mode), fwd::kPwBkBytes);
   int bn = f.sw.pw_bn;
-  const bool transposed = mn && f.mode == fwd::Mode::kTf32;
+  const bool x3 = f.mode == fwd::Mode::kTf32x3;  // strict fp32: split operands (pw_kernel.cuh)
+  const bool transposed = mn && fwd::elem_bytes(f.mode) == 4;
   if (bn == 0) bn = ncols <= 64 ? 64 : 128;
+  if (x3 && bn > fwd::kPwX3MaxBn) return;
   if (mn && bn % p.k[2] != 0) return;  // a thread writes the k_w outputs of a column group
   const int64_t M = f.p.N * p.in[0] * p.in[1] * p.in[2];
   const int64_t m_tiles = ceil_div(M, fwd::kPwBm), n_tiles = ceil_div(ncols, bn);
@@ -704,11 +708,13 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
     a.out[i] = static_cast<int>(p.out[i]);
   }
   const bool persistent = fwd::pw_persistent(fwd::elem_bytes(f.mode));
-  const int stages = persistent ? fwd::kPwStagesPersist
-                                : static_cast<int>(std::min<int64_t>(chunks, fwd::kPwStages));
+  const int split = x3 ? 2 : 1;
+  const int max_stages = fwd::pw_stages(fwd::elem_bytes(f.mode), split);
+  const int stages = persistent ? max_stages
+                                : static_cast<int>(std::min<int64_t>(chunks, max_stages));
   a.w_direct = w_direct_ok(f, p, mn, w_aligned) ? 1 : 0;
   a.smem_bytes = fwd::pw_smem_bytes(bn, stages, transposed, fwd::elem_bytes(f.mode),
-                                    a.w_direct && f.mode == fwd::Mode::kTf32);
+                                    a.w_direct && f.mode == fwd::Mode::kTf32, split);
   a.tiles = static_cast<int>(m_tiles * n_tiles * f.p.groups);
   a.persist = persistent && f.sw.pw_persist != 0 ? 1 : 0;
   f.blocks = m_tiles * n_tiles * f.p.groups;
@@ -901,8 +907,9 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
     a.wp = w.const_data_ptr();
   } else {
     const int64_t total = f.p.groups * p.k[0] * p.k[1] * p.k[2] * a.cout_g * a.cin_pad;
-    // 3xTF32 on the transposed kernel: the TF32 big parts, then the small ones (a.w_small)
-    const bool split = f.twg_nr > 0 && f.mode == fwd::Mode::kTf32x3;
+    // 3xTF32 on the transposed and the non-overlapping kernels: the TF32 big parts, then the
+    // small ones (a.w_small)
+    const bool split = (f.twg_nr > 0 || f.pw_bn > 0) && f.mode == fwd::Mode::kTf32x3;
     a.w_small = split ? total : 0;
     wp = at::empty({split ? 2 * total : total},
                    w.options().memory_format(at::MemoryFormat::Contiguous));

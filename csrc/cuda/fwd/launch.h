@@ -49,8 +49,9 @@ cudaError_t launch_twg(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 #define CONVT3D_FWD_INSTANTIATE_TWG_MODE(MODE) \
   CONVT3D_FWD_FOR_EACH_TWG_NR(CONVT3D_FWD_INSTANTIATE_TWG_NR, MODE)
 
-// Non-overlapping kernel (pw_kernel.cuh, sm_90a, bf16/fp16/TF32, channels_last x), BN in
-// kPwBns; a.m_tiles, a.n_tiles, a.pad and a.out set by the host. Instantiated in inst_pw_*.cu.
+// Non-overlapping kernel (pw_kernel.cuh, sm_90a, bf16/fp16/TF32/3xTF32, channels_last or
+// NCDHW x), BN in kPwBns (3xTF32: up to kPwX3MaxBn); a.m_tiles, a.n_tiles, a.pad and a.out
+// set by the host. Instantiated in inst_pw_*.cu.
 template <Mode MODE, int BN>
 cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 

@@ -1,4 +1,4 @@
-// Non-overlapping forward (sm_90a, bf16/fp16/TF32, channels_last or NCDHW x): layers whose
+// Non-overlapping forward (sm_90a, bf16/fp16/TF32/3xTF32, channels_last or NCDHW x): layers whose
 // kernel equals their stride on every axis (k = s, no dilation; k = s = 1 included) and whose
 // outputs are all reached (output_padding <= padding). Each input position then feeds exactly
 // one output per tap, so the whole layer is one dense GEMM
@@ -23,7 +23,10 @@
 // were stored directly. With NCDHW x (XMN below) A is copied as 16-byte runs of positions
 // (read M-major in 16-bit, transposed in shared memory for TF32), and the k_w adjacent NCDHW
 // outputs of a column group leave together. With WD, B is read straight from w (no repack;
-// see below).
+// see below). 3xTF32 (strict fp32): each stage also holds the small TF32 parts of A (split
+// where TF32 rounds it) and of B (the repack's, a.w_small on); a K step is three wgmmas,
+// a_small b_big + a_big b_small into acc_s and a_big b_big into part, which is added into acc
+// with IEEE adds after every chunk (the tensor core truncates as it accumulates).
 // Every y element is written once, by one thread; no atomics.
 #pragma once
 
@@ -39,43 +42,61 @@ namespace fwd {
 template <Mode MODE, int BN>
 struct PwCfg {
   using T = typename ModeTraits<MODE>::T;
-  static_assert(MODE != Mode::kTf32x3, "pw: one product per term (bf16, fp16, TF32)");
-  // 16-bit: persistent CTAs (pw_persistent) with two stages; TF32: three, one tile per CTA.
+  // 3xTF32: big and small TF32 copies of A and B in each stage, three wgmmas per K step.
+  static constexpr bool X3 = MODE == Mode::kTf32x3;
+  static_assert(!X3 || BN <= kPwX3MaxBn, "pw 3xTF32: three accumulator sets of BN / 2");
+  static constexpr int kSplit = X3 ? 2 : 1;
+  // 16-bit: persistent CTAs (pw_persistent) with two stages; TF32: three, one tile per CTA;
+  // 3xTF32: two (pw_stages).
   static constexpr bool kPersist = pw_persistent(int(sizeof(T)));
-  static constexpr int BM = kPwBm, NT = 2 * 128, S = kPersist ? kPwStagesPersist : kPwStages;
+  static constexpr int BM = kPwBm, NT = 2 * 128, S = pw_stages(int(sizeof(T)), kSplit);
   static constexpr int KRUN = kChunkBytes / int(sizeof(T));  // elements per 16-byte chunk
   static constexpr int PL = kPwBkBytes / kChunkBytes;         // 16-byte chunks per row
   static constexpr int BK = kPwBkBytes / int(sizeof(T));      // elements per stage
   static constexpr int kStageA = BM * kPwBkBytes, kStageB = BN * kPwBkBytes;
-  static constexpr int kStage = pw_stage_bytes(BN, int(sizeof(T)));  // A then B (then slack)
+  static constexpr int kStage = pw_stage_bytes(BN, int(sizeof(T)), kSplit);  // A, B (, slack)
+  static constexpr int kSmall = kStageA + kStageB;  // 3xTF32: the small copies' offset
   static constexpr int RS = NT / PL;                      // rows one pass of copies covers
   static constexpr int PA = BM / RS, PB = BN / RS;        // copies per thread and stage
   static_assert(PA * RS == BM && PB * RS == BN, "stage split");
   static constexpr int kTables = pw_tables_bytes(BN);  // one set of row and column tables
   // CTAs per SM the registers must allow: BN 64 (32 accumulators per thread) fits in 64
   // registers, so four (short K loops are latency-bound: more CTAs overlap more loads); BN 128
-  // (64 accumulators) two; BN 256 holds 128.
-  static constexpr int kMinBlocks = BN <= 64 ? 4 : BN <= 128 ? 2 : 1;
+  // (64 accumulators) two; BN 256 holds 128. 3xTF32 holds three sets (up to 255 registers).
+  static constexpr int kMinBlocks = X3 ? 1 : BN <= 64 ? 4 : BN <= 128 ? 2 : 1;
 };
 
 // TF32 operand staged as [32 K rows][ROWS] fp32 (a 128-byte K chunk of ROWS positions or
 // columns) -> K-major [ROWS][128 B] in the 128-byte swizzle, rounded to TF32 (the tensor core
 // would truncate; the weight repack rounds the same way). Chunk (row r, 16-byte chunk c) = K
 // rows 4 c .. 4 c + 3 of r: consecutive threads read consecutive rows and write 8 distinct
-// swizzled slots per quarter warp.
-template <int ROWS, int NT>
+// swizzled slots per quarter warp. SPLIT (3xTF32): the big parts, and the small ones into the
+// buffer ROWS x 128 bytes on (tf32_split4, as the repack splits the weight).
+template <int ROWS, int NT, bool SPLIT = false>
 __device__ __forceinline__ void pw_transpose_tf32(const float* stg, unsigned char* dst) {
   constexpr int kPl = kPwBkBytes / kChunkBytes;
   static_assert((ROWS * kPl) % NT == 0, "pw: whole transpose passes");
 #pragma unroll
   for (int j = 0; j < (ROWS * kPl) / NT; ++j) {
     const int q = int(threadIdx.x) + NT * j, r = q % ROWS, c = q / ROWS;
-    uint4 v;
-    v.x = tf32_rna(stg[(4 * c + 0) * ROWS + r]);
-    v.y = tf32_rna(stg[(4 * c + 1) * ROWS + r]);
-    v.z = tf32_rna(stg[(4 * c + 2) * ROWS + r]);
-    v.w = tf32_rna(stg[(4 * c + 3) * ROWS + r]);
-    *reinterpret_cast<uint4*>(dst + r * kPwBkBytes + ((c ^ (r % 8)) * kChunkBytes)) = v;
+    unsigned char* d = dst + r * kPwBkBytes + ((c ^ (r % 8)) * kChunkBytes);
+    if constexpr (SPLIT) {
+      uint4 big, small;
+      tf32_split4(make_uint4(__float_as_uint(stg[(4 * c + 0) * ROWS + r]),
+                             __float_as_uint(stg[(4 * c + 1) * ROWS + r]),
+                             __float_as_uint(stg[(4 * c + 2) * ROWS + r]),
+                             __float_as_uint(stg[(4 * c + 3) * ROWS + r])),
+                  big, small);
+      *reinterpret_cast<uint4*>(d) = big;
+      *reinterpret_cast<uint4*>(d + ROWS * kPwBkBytes) = small;
+    } else {
+      uint4 v;
+      v.x = tf32_rna(stg[(4 * c + 0) * ROWS + r]);
+      v.y = tf32_rna(stg[(4 * c + 1) * ROWS + r]);
+      v.z = tf32_rna(stg[(4 * c + 2) * ROWS + r]);
+      v.w = tf32_rna(stg[(4 * c + 3) * ROWS + r]);
+      *reinterpret_cast<uint4*>(d) = v;
+    }
   }
 }
 
@@ -127,7 +148,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   const int kchunks = (a.cin_g + BK - 1) / BK;
   const int s_used = C::kPersist || kchunks >= S ? S : kchunks;
   const uint32_t s_ka = sa + s_used * C::kStage;                   // XT: A [BM][128 B]
-  const uint32_t s_kb = s_ka + (XT ? BM * kPwBkBytes : 0);          // BT: B [BN][128 B]
+  const uint32_t s_kb = s_ka + (XT ? C::kSplit * BM * kPwBkBytes : 0);  // BT: B [BN][128 B]
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int ncols = a.k[0] * a.k[1] * a.k[2] * a.cout_g;  // N of the GEMM
@@ -319,8 +340,11 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
                       ok ? b_src[0] + int64_t(c * BK + kWStep * j) * a.ws0 : wp, ok ? 16 : 0);
         } else {
           const bool ok = ci_ok & (b_src[j] != nullptr);
-          cp_async_16(b_st + (r_base + C::RS * j) * kPwBkBytes + swz,
-                      ok ? b_src[j] + c * BK : wp, ok ? 16 : 0);
+          const uint32_t dst = b_st + (r_base + C::RS * j) * kPwBkBytes + swz;
+          cp_async_16(dst, ok ? b_src[j] + c * BK : wp, ok ? 16 : 0);
+          if constexpr (C::X3) {  // the repack's small parts, a.w_small elements on
+            cp_async_16(dst + C::kSmall, ok ? b_src[j] + c * BK + a.w_small : wp, ok ? 16 : 0);
+          }
         }
       }
     }
@@ -328,6 +352,9 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   };
 
   float acc[1][BN / 8][4];  // one 64-row wgmma tile per warpgroup
+  // 3xTF32: the small products over all of K, and one chunk's big products (added into acc
+  // with IEEE adds after each chunk: the tensor core truncates as it accumulates).
+  float acc_s[1][C::X3 ? BN / 8 : 1][4], part[1][C::X3 ? BN / 8 : 1][4];
 
   // Descriptors: A of this warpgroup (its 64 rows), B; 8-row groups 1024 bytes apart, a K
   // step (32 bytes) 32 bytes on in the row. M-major A: the warpgroup's block of BK K rows of
@@ -345,6 +372,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
                             : wgmma_desc_sw128(BT ? s_kb : sa + C::kStageA, 8 * kPwBkBytes);
   constexpr int kBStep = kBmn ? 16 * kPwBkBytes : 32;
   constexpr int kBStage = BT ? 0 : C::kStage;  // BT: one K-major buffer
+  // 3xTF32: A's small copy, in the stage (kSmall on) or after the K-major buffer (XT)
+  constexpr int kASmall = XT ? BM * kPwBkBytes : C::kSmall;
 
   // ---- tiles: blockIdx.x, then (persistent) every gridDim.x-th. The chunk stream runs on
   // across tiles: its chunk u sits in stage u % S, and the loader runs S - 1 chunks ahead, so
@@ -361,6 +390,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     const bool has_next = C::kPersist && tn < a.tiles;
     if (has_next) build_tables(tn, b ^ 1);  // published by the K loop's first barrier
     zero_acc(acc);
+    zero_acc(acc_s);
+    zero_acc(part);
     for (int kt = 0; kt < kchunks; ++kt) {
       cp_async_wait<S - 2>();  // chunk kt landed (this thread's copies)
       const int st = (u + kt) % S;
@@ -369,8 +400,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
         // staged operands into their K-major buffers, rounded to TF32.
         __syncthreads();
         if constexpr (XT) {
-          pw_transpose_tf32<BM, NT>(reinterpret_cast<const float*>(stages + st * C::kStage),
-                                    stages + (s_ka - sa));
+          pw_transpose_tf32<BM, NT, C::X3>(
+              reinterpret_cast<const float*>(stages + st * C::kStage), stages + (s_ka - sa));
         }
         if constexpr (BT) {
           pw_transpose_tf32<BN, NT>(
@@ -378,13 +409,21 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
               stages + (s_kb - sa));
         }
       }
-      if constexpr (MODE == Mode::kTf32 && !XT) {
-        // Round this thread's own A chunks to TF32 (the tensor core would truncate them).
+      if constexpr (sizeof(T) == 4 && !XT) {
+        // Round this thread's own A chunks to TF32 (the tensor core would truncate them);
+        // 3xTF32: split them, the small parts kSmall bytes on.
 #pragma unroll
         for (int j = 0; j < C::PA; ++j) {
           uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStage +
                                               (r_base + C::RS * j) * kPwBkBytes + swz);
-          *q = tf32_round4(*q);
+          if constexpr (C::X3) {
+            uint4 big, small;
+            tf32_split4(*q, big, small);
+            *q = big;
+            *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(q) + C::kSmall) = small;
+          } else {
+            *q = tf32_round4(*q);
+          }
         }
       }
       fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)
@@ -401,15 +440,40 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       wgmma_fence();
 #pragma unroll
       for (int ks = 0; ks < PL / 2; ++ks) {
-        wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0, kBmn ? 1 : 0>(
-            acc[0], da0 + uint64_t((st * kAStage + ks * kAStep) >> 4),
-            db0 + uint64_t((st * kBStage + ks * kBStep) >> 4));
+        const uint64_t da = da0 + uint64_t((st * kAStage + ks * kAStep) >> 4);
+        const uint64_t db = db0 + uint64_t((st * kBStage + ks * kBStep) >> 4);
+        if constexpr (C::X3) {
+          // a_small b_big + a_big b_small into acc_s, a_big b_big into part
+          wgmma_ss<Mode::kTf32, BN>(acc_s[0], da + uint64_t(kASmall >> 4), db);
+          wgmma_ss<Mode::kTf32, BN>(acc_s[0], da, db + uint64_t(C::kSmall >> 4));
+          wgmma_ss<Mode::kTf32, BN>(part[0], da, db);
+        } else {
+          wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0, kBmn ? 1 : 0>(acc[0], da, db);
+        }
       }
       wgmma_commit();
       wgmma_wait<0>();
+      if constexpr (C::X3) {
+        wgmma_fence_acc(part);
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            acc[0][j][e] += part[0][j][e];
+            part[0][j][e] = 0.f;
+          }
+        wgmma_fence_acc(part);
+      }
     }
     if constexpr (!C::kPersist) cp_async_wait<0>();  // the tile overwrites every stage
     wgmma_fence_acc(acc);
+    if constexpr (C::X3) {
+      wgmma_fence_acc(acc_s);
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[0][j][e] += acc_s[0][j][e];
+    }
     __syncthreads();  // every warpgroup is done with the stage the epilogue tile takes
     const PwRow* rows = s_row(b);
     const int64_t* ycol = s_yc(b);
@@ -553,7 +617,9 @@ cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
       a.x_mn ? pw_fwd_kernel<MODE, BN, true, false> : pw_fwd_kernel<MODE, BN, false, false>;
   constexpr int kElem = int(sizeof(typename C::T));
   if (a.w_direct) {
-    if constexpr (kElem == 2) {
+    if constexpr (C::X3) {
+      return cudaErrorInvalidValue;  // 3xTF32 reads the split repack (host)
+    } else if constexpr (kElem == 2) {
       kernel = a.x_mn ? pw_fwd_kernel<MODE, BN, true, true> : pw_fwd_kernel<MODE, BN, false, true>;
     } else if (a.x_mn) {
       kernel = pw_fwd_kernel<MODE, BN, true, true>;
@@ -562,7 +628,8 @@ cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
     }
   }
   if (a.smem_bytes <= 0 || blocks != a.tiles ||
-      a.smem_bytes > pw_smem_bytes(BN, C::S, a.x_mn != 0, kElem, a.w_direct && kElem == 4)) {
+      a.smem_bytes > pw_smem_bytes(BN, C::S, a.x_mn != 0, kElem, a.w_direct && kElem == 4,
+                                   C::kSplit)) {
     return cudaErrorInvalidValue;
   }
   cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);

@@ -239,7 +239,7 @@ constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long 
   return twg_head_bytes(nr, tap_cap, slices, stack) + kTwgAlign + (main > epi ? main : epi);
 }
 
-// ---- non-overlapping path (pw_kernel.cuh, sm_90a, bf16/fp16/TF32): one dense GEMM of input
+// ---- non-overlapping path (pw_kernel.cuh, sm_90a, bf16/fp16/TF32/3xTF32): one dense GEMM of input
 // positions x (tap, Cout/g) over Cin/g. A CTA is two warpgroups of 64 rows; BN columns of
 // (tap, co) per CTA (generated wrappers: scripts/gen_wgmma.py kPwN). K streams through
 // cp.async stages of kPwBkBytes of channels, A [kPwBm][128 B] and B [BN][128 B] in the 128-byte
@@ -254,6 +254,14 @@ constexpr int kPwBkBytes = 128;
 // during this tile's epilogue. The epilogue tile then takes the stage just consumed, so a
 // stage must hold it; TF32's fp32 tile is twice as large, and it stays one tile per CTA.
 constexpr bool pw_persistent(int elem_bytes) { return elem_bytes == 2; }
+// Stages: 16-bit persistent two, TF32 three. 3xTF32 (split 2: big and small copies of both
+// operands) two: its stages are twice as large, and the K loop retires every chunk's wgmmas
+// anyway, so the loader still runs one chunk ahead of the tensor core.
+constexpr int pw_stages(int elem_bytes, int split) {
+  return pw_persistent(elem_bytes) ? kPwStagesPersist : split == 2 ? 2 : kPwStages;
+}
+// 3xTF32 holds three accumulator sets of BN / 2 registers per thread: BN <= kPwX3MaxBn.
+constexpr int kPwX3MaxBn = 128;
 
 // The pw epilogue tile's row: BN elements of the output type plus a pad that puts the rows of
 // a warp's pair writes on distinct banks (rows 4 words apart for 32-bit pairs, 8 for 64-bit
@@ -271,10 +279,11 @@ constexpr int pw_tile_bytes(int bn, int elem_bytes) {
   return row > col ? row : col;
 }
 
-// One pw stage: A [kPwBm][128 B] then B [BN][128 B]; persistent: at least the epilogue tile,
-// in whole 1024-byte swizzle periods.
-constexpr int pw_stage_bytes(int bn, int elem_bytes) {
-  const int ab = (kPwBm + bn) * kPwBkBytes;
+// One pw stage: A [kPwBm][128 B] then B [BN][128 B] (split 2: then the small copies of both,
+// in the same order); persistent: at least the epilogue tile, in whole 1024-byte swizzle
+// periods.
+constexpr int pw_stage_bytes(int bn, int elem_bytes, int split = 1) {
+  const int ab = split * (kPwBm + bn) * kPwBkBytes;
   const int tile = (pw_tile_bytes(bn, elem_bytes) + 1023) / 1024 * 1024;
   return pw_persistent(elem_bytes) && tile > ab ? tile : ab;
 }
@@ -286,12 +295,14 @@ constexpr int pw_tables_bytes(int bn) { return 32 * kPwBm + 16 * bn; }
 // included) the stages. Without persistence the epilogue tile reuses every stage, and a layer
 // whose K is fewer 128-byte chunks than kPwStages only touches that many stages (the loader
 // issues none past K), so the host asks for `stages` = min(kPwStages, chunks): more CTAs per SM
-// fit. TF32 with NCDHW x (`transposed`) adds one K-major A buffer after the stages, TF32 with B
-// read from w (`b_transposed`) one K-major B buffer after that.
+// fit. TF32 with NCDHW x (`transposed`) adds one K-major A buffer after the stages (3xTF32:
+// its big and small copies), TF32 with B read from w (`b_transposed`) one K-major B buffer
+// after that.
 constexpr int pw_smem_bytes(int bn, int stages, bool transposed, int elem_bytes,
-                            bool b_transposed = false) {
-  const int main = stages * pw_stage_bytes(bn, elem_bytes) +
-                   (transposed ? kPwBm * kPwBkBytes : 0) + (b_transposed ? bn * kPwBkBytes : 0);
+                            bool b_transposed = false, int split = 1) {
+  const int main = stages * pw_stage_bytes(bn, elem_bytes, split) +
+                   (transposed ? split * kPwBm * kPwBkBytes : 0) +
+                   (b_transposed ? bn * kPwBkBytes : 0);
   const int tile = pw_tile_bytes(bn, elem_bytes);
   return 2 * pw_tables_bytes(bn) + 1024 + (main > tile ? main : tile);
 }

@@ -23,8 +23,9 @@
 // were stored directly. With NCDHW x (XMN below) A is copied as 16-byte runs of positions
 // (read M-major in 16-bit, transposed in shared memory for TF32), and the k_w adjacent NCDHW
 // outputs of a column group leave together. With WD, B is read straight from w (no repack;
-// see below). 3xTF32 (strict fp32): each stage also holds the small TF32 parts of A (split
-// where TF32 rounds it) and of B (the repack's, a.w_small on); a K step is three wgmmas,
+// see below). 3xTF32 (strict fp32): each stage also holds the small TF32 parts of A and B,
+// split where TF32 would round them (the repack keeps B in full fp32, so the packed weight is
+// no larger than TF32's: the issue's 5 % memory bound); a K step is three wgmmas,
 // a_small b_big + a_big b_small into acc_s and a_big b_big into part, which is added into acc
 // with IEEE adds after every chunk (the tensor core truncates as it accumulates).
 // Every y element is written once, by one thread; no atomics.
@@ -342,9 +343,6 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
           const bool ok = ci_ok & (b_src[j] != nullptr);
           const uint32_t dst = b_st + (r_base + C::RS * j) * kPwBkBytes + swz;
           cp_async_16(dst, ok ? b_src[j] + c * BK : wp, ok ? 16 : 0);
-          if constexpr (C::X3) {  // the repack's small parts, a.w_small elements on
-            cp_async_16(dst + C::kSmall, ok ? b_src[j] + c * BK + a.w_small : wp, ok ? 16 : 0);
-          }
         }
       }
     }
@@ -409,21 +407,31 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
               stages + (s_kb - sa));
         }
       }
-      if constexpr (sizeof(T) == 4 && !XT) {
-        // Round this thread's own A chunks to TF32 (the tensor core would truncate them);
-        // 3xTF32: split them, the small parts kSmall bytes on.
+      if constexpr (C::X3) {
+        // Split this thread's own B chunks (the repack keeps full fp32) and, unless XT split
+        // them in the transpose, its A chunks: big in place, small kSmall bytes on.
+        auto split_row = [&](int off) {
+          uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStage + off);
+          uint4 big, small;
+          tf32_split4(*q, big, small);
+          *q = big;
+          *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(q) + C::kSmall) = small;
+        };
+        if constexpr (!XT) {
+#pragma unroll
+          for (int j = 0; j < C::PA; ++j) split_row((r_base + C::RS * j) * kPwBkBytes + swz);
+        }
+#pragma unroll
+        for (int j = 0; j < C::PB; ++j) {
+          split_row(C::kStageA + (r_base + C::RS * j) * kPwBkBytes + swz);
+        }
+      } else if constexpr (sizeof(T) == 4 && !XT) {
+        // Round this thread's own A chunks to TF32 (the tensor core would truncate them).
 #pragma unroll
         for (int j = 0; j < C::PA; ++j) {
           uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStage +
                                               (r_base + C::RS * j) * kPwBkBytes + swz);
-          if constexpr (C::X3) {
-            uint4 big, small;
-            tf32_split4(*q, big, small);
-            *q = big;
-            *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(q) + C::kSmall) = small;
-          } else {
-            *q = tf32_round4(*q);
-          }
+          *q = tf32_round4(*q);
         }
       }
       fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)

@@ -461,26 +461,13 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       }
       wgmma_commit();
       wgmma_wait<0>();
-      if constexpr (C::X3) {
-        wgmma_fence_acc(part);
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            acc[0][j][e] += part[0][j][e];
-            part[0][j][e] = 0.f;
-          }
-        wgmma_fence_acc(part);
-      }
+      if constexpr (C::X3) fold_partial(acc, part);
     }
     if constexpr (!C::kPersist) cp_async_wait<0>();  // the tile overwrites every stage
     wgmma_fence_acc(acc);
     if constexpr (C::X3) {
       wgmma_fence_acc(acc_s);
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[0][j][e] += acc_s[0][j][e];
+      add_small(acc, acc_s);
     }
     __syncthreads();  // every warpgroup is done with the stage the epilogue tile takes
     const PwRow* rows = s_row(b);

@@ -452,15 +452,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
         // stage in flight instead (two partials by stage parity, wait<1>) measured no faster on
         // an H100 (suite cases 2, 3, 11, 12) and spilled registers.
         wgmma_wait<0>();
-        wgmma_fence_acc(part);
-#pragma unroll
-        for (int j = 0; j < NR / 8; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            acc[0][j][e] += part[0][j][e];
-            part[0][j][e] = 0.f;
-          }
-        wgmma_fence_acc(part);
+        fold_partial(acc, part);
       } else {
         wgmma_wait<1>();
       }
@@ -468,12 +460,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     wgmma_wait<0>();
     wgmma_fence_acc(acc);
     wgmma_fence_acc(acc_s);
-    if constexpr (C::X3) {
-#pragma unroll
-      for (int j = 0; j < NR / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[0][j][e] += acc_s[0][j][e];
-    }
+    if constexpr (C::X3) add_small(acc, acc_s);
   }
   __syncthreads();  // the epilogue tile overwrites the weight stages and the box
 

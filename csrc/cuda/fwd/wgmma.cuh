@@ -104,6 +104,37 @@ __device__ __forceinline__ void wgmma_fence_acc(float (&acc)[MT][NTL][4]) {
       for (int c = 0; c < 4; ++c) asm volatile("" : "+f"(acc[i][j][c])::"memory");
 }
 
+// 3xTF32: a stage's (or chunk's) big products `part` go into acc with IEEE adds (the tensor
+// core truncates as it accumulates, so part never spans the whole K), and part restarts at zero.
+// The caller has waited for the wgmmas writing part; the fences keep these accesses on this side.
+template <int MT, int NTL>
+__device__ __forceinline__ void fold_partial(float (&acc)[MT][NTL][4],
+                                             float (&part)[MT][NTL][4]) {
+  wgmma_fence_acc(part);
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NTL; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        acc[i][j][c] += part[i][j][c];
+        part[i][j][c] = 0.f;
+      }
+  wgmma_fence_acc(part);
+}
+
+// 3xTF32 at the end of K: acc += the small products (acc_s; the caller has fenced both).
+template <int MT, int NTL>
+__device__ __forceinline__ void add_small(float (&acc)[MT][NTL][4],
+                                          const float (&acc_s)[MT][NTL][4]) {
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NTL; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[i][j][c] += acc_s[i][j][c];
+}
+
 // acc (this warp's 16 rows of a 64-row wgmma, N = BN columns) += A (one K step) x B.
 template <Mode MODE, int BN>
 __device__ __forceinline__ void wgmma_step(float (&acc)[BN / 8][4], const uint32_t (&a)[4],

@@ -8,8 +8,8 @@ or 4 stacked depth planes per warpgroup, CONVT3D_TWG_STACK; twg_cpasync: its cha
 of TMA, CONVT3D_TWG_TMA=0), the non-overlapping
 kernel (CONVT3D_PW=1, kernel == stride, channels_last x, sm_90; pw64/128/256 fix its BN), the
 automatic choice, the automatic choice without the output prefill (noprefill,
-CONVT3D_PREFILL=0) or without the non-overlapping kernel (nopw, CONVT3D_PW=0), and for grouped layers the automatic choice with densified groups off
-(CONVT3D_DENSE=0).
+CONVT3D_PREFILL=0) or without the non-overlapping kernel (nopw, CONVT3D_PW=0), and for grouped
+layers the automatic choice with densified groups off (CONVT3D_DENSE=0).
 Median of CUDA-event timings after warm-up; no cuDNN, no error check (the bench does both).
 A kernel that does not fit a case falls back to the automatic choice, so read the path.
 

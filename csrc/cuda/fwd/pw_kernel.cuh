@@ -613,7 +613,7 @@ cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   constexpr int kElem = int(sizeof(typename C::T));
   if (a.w_direct) {
     if constexpr (C::X3) {
-      return cudaErrorInvalidValue;  // 3xTF32 reads the split repack (host)
+      return cudaErrorInvalidValue;  // 3xTF32 splits the repacked B (host)
     } else if constexpr (kElem == 2) {
       kernel = a.x_mn ? pw_fwd_kernel<MODE, BN, true, true> : pw_fwd_kernel<MODE, BN, false, true>;
     } else if (a.x_mn) {

@@ -233,14 +233,15 @@ constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices, int st
 }
 constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long tap_cap,
                                    int box_bufs, int slices, int stack, int split = 1) {
-  const long long main = 1LL * split * twg_stages(split) * twg_taps_per_stage(slices) * kTwgTapBytes +
+  const long long main =
+      1LL * split * twg_stages(split) * twg_taps_per_stage(slices) * kTwgTapBytes +
                          1LL * split * box_bufs * kChunks * pos_pad * kChunkBytes;
   const long long epi = 4LL * bm * (64 / stack + 1);
   return twg_head_bytes(nr, tap_cap, slices, stack) + kTwgAlign + (main > epi ? main : epi);
 }
 
-// ---- non-overlapping path (pw_kernel.cuh, sm_90a, bf16/fp16/TF32/3xTF32): one dense GEMM of input
-// positions x (tap, Cout/g) over Cin/g. A CTA is two warpgroups of 64 rows; BN columns of
+// ---- non-overlapping path (pw_kernel.cuh, sm_90a, bf16/fp16/TF32/3xTF32): one dense GEMM of
+// input positions x (tap, Cout/g) over Cin/g. A CTA is two warpgroups of 64 rows; BN columns of
 // (tap, co) per CTA (generated wrappers: scripts/gen_wgmma.py kPwN). K streams through
 // cp.async stages of kPwBkBytes of channels, A [kPwBm][128 B] and B [BN][128 B] in the 128-byte
 // swizzle layout: 8 threads read one whole line of x per request.

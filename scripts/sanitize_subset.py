@@ -55,6 +55,10 @@ CASES = [
      {"CONVT3D_TWG": "1", "CONVT3D_BOX_STREAM": "0"}),
     (1, 40, 48, (3, 4, 5), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1"}),
+    # one- and two-tap phases (k3 s2): a channels_last TMA box spans the largest span and the
+    # smaller phases read it skewed; two chunks, the last a partial one
+    (1, 72, 40, (3, 4, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1,
+     {"CONVT3D_TWG": "1"}),
     # channels_last boxes by cp.async instead of TMA (the default where the tensor map is legal)
     (1, 72, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1", "CONVT3D_TWG_TMA": "0"}),

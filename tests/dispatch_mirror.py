@@ -244,31 +244,40 @@ def twg_run(spec, mode):
     return best[1], stream, sl, best[2], best[3], best[5]
 
 
-def twg_tma(x, spec, mode, kvec, sl, bqh, bqw, stack=1):
-    """twg_tma_ok (forward_cuda.cpp): the transposed kernel loads its box by TMA (name "_tma")
-    with the channel-fast loader's legality, every other x stride a multiple of 16 bytes, one
-    tap count per axis over the phases that have taps, box extents <= 256, and whole 64-byte
-    chunks per group when groups > 1; CONVT3D_TWG_TMA=0 never."""
-    _, cin, _, size, k, s, p, op, d, g, _ = spec
+def tma_strides_ok(x, spec, mode, kvec):
+    """tma_strides_ok (forward_cuda.cpp): what a TMA box needs of x itself: the channel-fast
+    loader's legality, every other x stride a multiple of 16 bytes, and whole 64-byte chunks per
+    group when groups > 1; CONVT3D_TWG_TMA=0 never."""
+    cin, g = spec[1], spec[9]
     if not kvec or os.environ.get("CONVT3D_TWG_TMA") == "0":
         return False
     if g > 1 and (cin // g) % bk_elems(mode) != 0:
         return False
-    if any(x.stride(i) * x.element_size() % 16 for i in (0, 2, 3, 4)):
+    return not any(x.stride(i) * x.element_size() % 16 for i in (0, 2, 3, 4))
+
+
+def twg_tma(x, spec, mode, kvec, sl, bqh, bqw, stack=1):
+    """twg_tma_ok (forward_cuda.cpp): the transposed kernel loads its box by TMA (name "_tma")
+    where tma_strides_ok and the box extents are <= 256 (each axis spans its largest phase
+    span: max_span)."""
+    _, cin, _, size, k, s, p, op, d, g, _ = spec
+    if not tma_strides_ok(x, spec, mode, kvec):
         return False
     for i, bq in enumerate((sl * stack, bqh, bqw)):
         phases = [a for a in axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) if a[1] > 0]
-        if len({a[1] for a in phases}) > 1 or bq + max((a[2] for a in phases), default=0) > 256:
+        if bq + max((a[2] for a in phases), default=0) > 256:
             return False
     return True
 
 
-def twg_expected(device, spec, mode, kind, cout_g, kvec):
+def twg_expected(device, spec, mode, kind, cout_g, kvec, x=None):
     """Mirror of twg_pays (forward_cuda.cpp): auto mode replaces the per-phase halo kernel of a
     bf16/fp16/TF32/3xTF32 layer with 32 < Cout/g <= 64 and, when strided, at least 8 taps per
     non-empty phase on average, and (CONVT3D_HALO unset) v1 or the per-phase kernel of a TF32
     or 3xTF32 layer with 32 < Cout/g <= 64 (either layout), and (CONVT3D_HALO unset) v1 or the fused
     kernel of a strided 16-bit layer with 32 < Cout/g <= 64 without the 16-byte channel loader,
+    and (CONVT3D_HALO unset) the fused kernel of a strided 16-bit layer with 32 < Cout/g <= 64,
+    fewer than 8 taps per non-empty phase on average and a TMA box (tma_strides_ok of x),
     by the transposed wgmma kernel on
     a compute capability 9.0 device (sm_90a build); CONVT3D_TWG=0 never does. With
     16 < Cout/g <= 32 it replaces the per-phase halo kernel of stride-1 layers, and only with
@@ -282,9 +291,13 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec):
                   and os.environ.get("CONVT3D_HALO") not in ("0", "1", "2"))
     scalar16_strided = (mode in ("bf16", "fp16") and not kvec and math.prod(spec[5]) > 1
                         and bool(taps) and os.environ.get("CONVT3D_HALO") not in ("0", "1", "2"))
+    tma16_short = (mode in ("bf16", "fp16") and math.prod(spec[5]) > 1 and bool(taps)
+                   and not long_phases and x is not None and tma_strides_ok(x, spec, mode, kvec)
+                   and os.environ.get("CONVT3D_HALO") not in ("0", "1", "2"))
     narrow = 16 < cout_g <= 32 and halo_rule and math.prod(spec[5]) == 1
     return (os.environ.get("CONVT3D_TWG") != "0"
-            and ((32 < cout_g <= 64 and (halo_rule or tf32_short or scalar16_strided)) or narrow)
+            and ((32 < cout_g <= 64 and (halo_rule or tf32_short or scalar16_strided
+                                         or tma16_short)) or narrow)
             and mode in ("bf16", "fp16", "tf32", "3xtf32")
             and device.type == "cuda" and torch.cuda.get_device_capability(device) == (9, 0))
 
@@ -437,7 +450,7 @@ def kernel_path(x, spec, mode, w=None):
         return f"pw_{mode}_bn{pw[0]}_{pw[1]}{suffix}"
     if kind == "halo" and wgmma_expected(x.device, mode):
         kind = "halo_wgmma"
-    if twg_expected(x.device, spec, mode, kind, cout // g, kvec):
+    if twg_expected(x.device, spec, mode, kind, cout // g, kvec, x):
         run = twg_run(spec, mode)
         if run is not None and (cout // g > 32 or run[5] > 1):  # narrow: stacked planes only
             stream = "_stream" if run[1] else ""

@@ -254,6 +254,20 @@ def test_measure_steady_repeats_a_scattered_measurement(monkeypatch):
     assert not steady.remeasured and steady.to_json()["remeasured"] is False
 
 
+def test_measure_steady_keeps_the_steadiest_of_three(monkeypatch):
+    # three scattered measurements (a first call and 8 timed calls each): the middle one
+    # scatters least, and no fourth is taken
+    clock = _FakeClock()
+    monkeypatch.setattr(timing, "time", clock)
+    wide = [2.0, 8.0] * 4
+    mid = [3.0, 3.0, 4.5, 3.0] * 2
+    fn = _ticker([2.0] + wide + [2.0] + mid + [2.0] + wide + [100.0], clock)
+    t = measure_steady(fn, [(torch.zeros(2),)], torch.device("cpu"), Policy(warmup=0, iters=8,
+                                                                            budget_s=10))
+    assert t.remeasured and t.times_ms == pytest.approx(mid)
+    assert clock.now == pytest.approx((3 * 2.0 + 2 * sum(wide) + sum(mid)) / 1e3)
+
+
 def test_tf32_flags_set_and_restore():
     before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     for allow in (True, False):

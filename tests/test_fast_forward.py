@@ -383,7 +383,7 @@ def test_plan_cache_follows_switches_tf32_and_alignment(monkeypatch):
     bf16, tf32, strict = (PRECISIONS[i].values[0] for i in (0, 2, 3))
     (x, w, _), _ = make(spec, torch.bfloat16, "cl")
     paths = []
-    for halo in ["", "0", "1", ""]:  # auto (fused), v1, per-phase halo, auto again
+    for halo in ["", "0", "1", ""]:  # auto (twg on sm_90, else fused), v1, per-phase, auto
         if halo:
             monkeypatch.setenv("CONVT3D_HALO", halo)
         else:
@@ -593,7 +593,8 @@ def test_halo_auto_rule(monkeypatch):
     bf16/fp16/TF32/3xTF32 layers with 32 < Cout/g <= 64 (and at least 8 taps per phase on
     average, as the per-phase kernel has in auto mode), and replaces v1 and the per-phase kernel
     for TF32 and 3xTF32 with 32 < Cout/g <= 64 (either layout), v1 and the fused kernel for
-    strided 16-bit layers with 32 < Cout/g <= 64 and NCDHW x, and the per-phase kernel of stride-1 layers with
+    strided 16-bit layers with 32 < Cout/g <= 64 and NCDHW x, the fused kernel for such layers
+    with channels_last x, short phases and a TMA box, and the per-phase kernel of stride-1 layers with
     16 < Cout/g <= 32 where two stacked depth planes per warpgroup cost less than one; and the
     non-overlapping kernel takes kernel ==
     stride layers with channels_last or NCDHW x (16-bit and TF32), over the fused kernel too."""
@@ -647,7 +648,10 @@ def test_halo_auto_rule(monkeypatch):
         (k3s2_dil_wide, f32, True, "cl", "tf32", v1_or_twg),  # TF32 either layout
         (k3s2_deep[:2] + (48,) + k3s2_deep[3:], f32, True, "cl", "tf32", twg),
         (k3s2_wide, bf, True, "ncdhw", "bf16", v1_or_twg),  # 16-bit NCDHW strided, Cout 48
-        (k3s2_wide, bf, True, "cl", "bf16", "fused"),  # channels_last keeps the fused kernel
+        # channels_last 16-bit, Cout 48: twg by TMA where phases are short (k3 s2: 1-8 taps);
+        # one 27-tap phase (dilated) keeps the fused kernel
+        (k3s2_wide, bf, True, "cl", "bf16", "twg" if wg else "fused"),
+        (k3s2_dil_wide, bf, True, "cl", "bf16", "fused"),
         (k3s2_wide, f32, False, "cl", "3xtf32", v1_or_twg),  # 3xTF32 like TF32
         (base, bf, True, "ncdhw", "bf16", "halo"),
         (dilated, bf, True, "ncdhw", "bf16", "igemm"),

@@ -45,6 +45,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 
@@ -349,6 +350,30 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   f.args.box_bufs = box_bufs;
 }
 
+// The largest box span (ntap - 1) x cstep of any phase along one axis: twg's TMA box (one size
+// for the layer, the tensor map's) spans it in every phase (twg_kernel.cuh: skew).
+int max_span(const fwd::AxisPlan& ax) {
+  int span = 0;
+  for (int r = 0; r < ax.stride; ++r) {
+    if (ax.ntap[r] > 0) span = std::max(span, (ax.ntap[r] - 1) * ax.cstep);
+  }
+  return span;
+}
+
+// What TMA box loads for the transposed kernel need of x itself (twg_tma_ok adds the box's
+// extents): channels_last x (the cp.async loader's legality) whose other strides are all
+// multiples of 16 bytes (the tensor map's rule, size-1 dims included), and for groups > 1 whole
+// 64-byte chunks per group (TMA zero-fills only outside x, not another group's channels).
+// CONVT3D_TWG_TMA=0 never takes it.
+bool tma_strides_ok(const FastPlan& f) {
+  if (!f.kvec || f.sw.twg_tma == 0) return false;
+  if (f.p.groups > 1 && f.p.Cin_g % fwd::bk_elems(f.mode) != 0) return false;
+  for (int d : {0, 2, 3, 4}) {
+    if ((f.p.x_st[d] * int64_t(fwd::elem_bytes(f.mode))) % 16 != 0) return false;
+  }
+  return true;
+}
+
 // Where the transposed wgmma kernel replaces the per-phase halo kernel without being forced.
 // Measured on an H100 (scripts/halo_ab.py, 2026-11-22, docs/fast_forward_design.md v7 and v8),
 // twg / halo, ms, NCDHW and channels_last: it won on the stride-1 suite cases with Cout/g 33-64
@@ -380,6 +405,12 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
 // NCDHW and channels_last, the old choice / twg: case 2 8.52, 8.14 (v1) / 5.10, 4.95; case 3
 // 33.7, 32.7 / 19.8, 19.2; case 11 1.65, 1.59 / 1.38, 1.20; case 12 1.50, 1.42 / 1.32, 1.32;
 // case 4 (Cout 24, two stacked planes) 12.95, 12.97 (per-phase halo) / 13.09, 11.66.
+// 16-bit strided layers with channels_last x and short phases (fewer than kHaloMinTaps taps per
+// non-empty phase on average) take it over the fused kernel where the box loads by TMA, which
+// they can since the box spans the largest phase span (max_span). H100, 2026-11-25,
+// halo_ab.py --batch 5, ms, channels_last, fused / twg (TMA) / twg (cp.async): case 12 bf16
+// 0.296 / 0.255 / 0.287, fp16 0.299 / 0.259 / 0.290 (and 0.294 / 0.254 in an earlier call).
+// Case 8 (one phase of 27 taps) keeps the fused kernel: bf16 0.264 / 0.280, fp16 0.264 / 0.283.
 bool twg_pays(const FastPlan& f, const TapStats& ts) {
   const bool long_phases = f.args.phases == 1 || ts.taps_sum >= kHaloMinTaps * ts.nonempty;
   const bool auto_mode = f.sw.halo == -1;  // CONVT3D_HALO=0/1/2 keeps its kernel
@@ -388,37 +419,28 @@ bool twg_pays(const FastPlan& f, const TapStats& ts) {
   const bool strided = f.p.stride[0] > 1 || f.p.stride[1] > 1 || f.p.stride[2] > 1;
   const bool scalar16_strided = auto_mode && !f.kvec && strided &&
                                 (f.mode == fwd::Mode::kBf16 || f.mode == fwd::Mode::kFp16);
+  // (not long_phases: a fused plan has set phases = 1)
+  const bool short_phases = ts.taps_sum < kHaloMinTaps * ts.nonempty;
+  const bool tma16_short = auto_mode && strided && short_phases && !fp32 && tma_strides_ok(f);
   const bool halo_rule = f.halo && f.args.fuse == 0 && long_phases;
-  if (f.p.Cout_g > 32) return tf32_short || scalar16_strided || halo_rule;
+  if (f.p.Cout_g > 32) return tf32_short || scalar16_strided || tma16_short || halo_rule;
   const bool stride1 = f.p.stride[0] == 1 && f.p.stride[1] == 1 && f.p.stride[2] == 1;
   return f.p.Cout_g > 16 && stride1 && halo_rule;
 }
 
-// TMA box loads (fwd/tma.cuh) for the transposed kernel: channels_last x (the cp.async loader's
-// legality) whose other strides are all multiples of 16 bytes (the tensor map's rule, size-1
-// dims included), one box shape for every phase with taps (the map's box is fixed), box
-// extents within the TMA's 256, and for groups > 1 whole 64-byte chunks per group (TMA
-// zero-fills only outside x, not another group's channels). The launch falls back to cp.async
-// if the driver still rejects the map (box_map.cpp). CONVT3D_TWG_TMA=0 never takes it.
+// TMA box loads (fwd/tma.cuh) for the transposed kernel: tma_strides_ok, and box extents within
+// the TMA's 256 (the map's box is fixed, so it spans the largest span of any phase: max_span).
+// The launch falls back to cp.async if the driver still rejects the map (box_map.cpp).
 // Measured on an H100 (halo_ab.py --batch 5, 2026-11-24, channels_last, ms, TMA / cp.async):
 // case 11 bf16 0.198 / 0.234, TF32 0.381 / 0.416; case 3 bf16 3.02 / 3.07, TF32 5.71 / 6.09;
-// case 2 bf16 0.97 / 1.05, TF32 1.64 / 1.71; case 12 TF32 0.559 / 0.570.
-bool twg_tma_ok(const FastPlan& f, const at::Tensor& x, int bqh, int bqw, int planes) {
-  if (!f.kvec || f.sw.twg_tma == 0) return false;
-  if (f.p.groups > 1 && f.p.Cin_g % fwd::bk_elems(f.mode) != 0) return false;
-  for (int d : {0, 2, 3, 4}) {
-    if ((f.p.x_st[d] * int64_t(x.element_size())) % 16 != 0) return false;
-  }
+// case 2 bf16 0.97 / 1.05, TF32 1.64 / 1.71. Case 12 (one- and two-tap phases) since its box
+// spans max_span (2026-11-25, same script and machine): TF32 0.476 / 0.517, strict fp32
+// 1.181 / 1.257.
+bool twg_tma_ok(const FastPlan& f, int bqh, int bqw, int planes) {
+  if (!tma_strides_ok(f)) return false;
   const int bq[3] = {planes, bqh, bqw};
   for (int i = 0; i < 3; ++i) {
-    const fwd::AxisPlan& ax = f.args.ax[i];
-    int nt = 0;
-    for (int r = 0; r < ax.stride; ++r) {
-      if (ax.ntap[r] == 0) continue;
-      if (nt != 0 && ax.ntap[r] != nt) return false;
-      nt = ax.ntap[r];
-    }
-    if (bq[i] + int64_t(nt > 0 ? nt - 1 : 0) * ax.cstep > 256) return false;
+    if (bq[i] + int64_t(max_span(f.args.ax[i])) > 256) return false;
   }
   return true;
 }
@@ -591,7 +613,8 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   a.fuse = 0;
   a.wg = 0;
   a.box_bufs = t.box_bufs;
-  a.box_tma = twg_tma_ok(f, x, t.h, t.w, slices * t.stack) ? 1 : 0;
+  a.box_tma = twg_tma_ok(f, t.h, t.w, slices * t.stack) ? 1 : 0;
+  for (int i = 0; i < 3; ++i) a.uext[i] = max_span(ax[i]);  // the TMA box's spans
   f.blocks = tiles0 * phases * f.p.groups;
   f.halo = false;
   f.twg_nr = t.nr;
@@ -900,9 +923,10 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   fwd::FwdArgs& a = f.args;
 
   // Weight in the kernel's K-contiguous layout: the size of w (plus channel padding to 16 bytes),
-  // stream-ordered, freed back to the caching allocator on return. The pw kernel may read w
-  // itself (a.w_direct).
-  at::Tensor wp;
+  // straight from the caching allocator (no tensor around it: at::empty's dispatch cost a small
+  // layer's host path several microseconds), stream-ordered, freed back on return. The pw kernel
+  // may read w itself (a.w_direct).
+  c10::DataPtr wp;
   if (a.w_direct) {
     a.wp = w.const_data_ptr();
   } else {
@@ -912,13 +936,12 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
     // split, suite case 9's would be 6.25 % of y)
     const bool split = f.twg_nr > 0 && f.mode == fwd::Mode::kTf32x3;
     a.w_small = split ? total : 0;
-    wp = at::empty({split ? 2 * total : total},
-                   w.options().memory_format(at::MemoryFormat::Contiguous));
+    wp = c10::cuda::CUDACachingAllocator::get()->allocate(
+        size_t(split ? 2 * total : total) * w.element_size());
     const int64_t ws[5] = {p.w_st[0], p.w_st[1], p.w_st[2], p.w_st[3], p.w_st[4]};
-    C10_CUDA_CHECK(fwd::repack_weight(f.mode, w.const_data_ptr(), wp.mutable_data_ptr(), total,
-                                      a.cin_g, a.cin_pad, a.cout_g, f.dense_g, a.k, ws,
-                                      a.w_small, stream));
-    a.wp = wp.const_data_ptr();
+    C10_CUDA_CHECK(fwd::repack_weight(f.mode, w.const_data_ptr(), wp.get(), total, a.cin_g,
+                                      a.cin_pad, a.cout_g, f.dense_g, a.k, ws, a.w_small, stream));
+    a.wp = wp.get();
   }
 
   a.x = x.const_data_ptr();
@@ -934,16 +957,10 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
     C10_CUDA_CHECK(fwd::pw_forward(f.mode, f.pw_bn, a, f.blocks, stream));
   } else if (f.twg_nr > 0) {
     if (a.box_tma) {
-      // + the phase's span, per axis; the depth is slices x stacked planes
+      // + the largest span of any phase, per axis; the depth is slices x stacked planes
       const int ext[3] = {a.box[0] * a.stack, a.box[1], a.box[2]};
       int box[4] = {fwd::bk_elems(f.mode), 0, 0, 0};
-      for (int i = 0; i < 3; ++i) {
-        int span = 0;
-        for (int r = 0; r < a.ax[i].stride; ++r) {
-          if (a.ax[i].ntap[r] > 0) span = (a.ax[i].ntap[r] - 1) * a.ax[i].cstep;
-        }
-        box[3 - i] = ext[i] + span;  // (c, w, h, d)
-      }
+      for (int i = 0; i < 3; ++i) box[3 - i] = ext[i] + a.uext[i];  // (c, w, h, d)
       const int64_t sizes[5] = {p.N, p.Cin, p.in[0], p.in[1], p.in[2]};
       a.box_tma = encode_box_map(a.box_map, a.x, static_cast<int>(x.element_size()),
                                  x.scalar_type() != at::kBFloat16, sizes, p.x_st.data(), box)

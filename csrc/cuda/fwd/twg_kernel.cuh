@@ -123,13 +123,18 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   const int bm = DD * bqh * bqw;
 
   // ---- the box: tap j of the phase on an axis reads i = q + c0 - j * cstep, so the box starts
-  // at q0 + c0 - span and spans bq + span (span = (ntap - 1) * cstep).
-  int lo[3], ext[3];
+  // at q0 + c0 - span and spans bq + span (span = (ntap - 1) * cstep). A TMA box has one size
+  // for the whole layer (the tensor map's), so it spans the largest span of any phase
+  // (a.uext): it starts skew = uext - span earlier and the phase's taps sit skew further in.
+  int lo[3], ext[3], skew[3];
   const int r3[3] = {rd, rh, rw};
+  const bool uniform = KVEC && a.box_tma;
 #pragma unroll
   for (int i = 0; i < 3; ++i) {
     const AxisPlan& ax = a.ax[i];
-    ext[i] = ax.ntap[r3[i]] > 0 ? (ax.ntap[r3[i]] - 1) * ax.cstep : 0;
+    const int span = ax.ntap[r3[i]] > 0 ? (ax.ntap[r3[i]] - 1) * ax.cstep : 0;
+    ext[i] = uniform ? a.uext[i] : span;
+    skew[i] = ext[i] - span;
     lo[i] = ax.c0[r3[i]] - ext[i];
   }
   const int HD = DD + ext[0], HH = bqh + ext[1], HW = bqw + ext[2];
@@ -340,11 +345,12 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     // which cost an R2UR and moves per wgmma.
     const uint32_t slice_pos = uint32_t(__shfl_sync(0xffffffffu, slice, 0) * J * HH * HW);
     // Tap (shift) t = (jd * nh + jh) * nw + jw sits at box offset
-    // (nds-1-jd) * step_d + (nh-1-jh) * step_h + (nw-1-jw) * step_w.
+    // (nds-1-jd) * step_d + (nh-1-jh) * step_h + (nw-1-jw) * step_w, plus a TMA box's skew.
     const int nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
     const int step_w = a.ax[2].cstep, step_h = a.ax[1].cstep * HW,
               step_d = a.ax[0].cstep * HH * HW;
-    const int pos_first = (nds - 1) * step_d + (nh - 1) * step_h + (nw - 1) * step_w;
+    const int pos_first = (nds - 1) * step_d + (nh - 1) * step_h + (nw - 1) * step_w +
+                          skew[0] * HH * HW + skew[1] * HW + skew[2];
     int jw = 0, jh = 0, tap_pos = pos_first;
     uint32_t bar_phase = 0;  // bit b: parity of box buffer b's next TMA load
     auto next_tap = [&]() {  // selects, no branches: a branch would fence the wgmmas

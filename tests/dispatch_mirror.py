@@ -139,8 +139,9 @@ TWG_SMEM_CAP = {  # H100 (twg runs on 9.0 only): four slices may take the opt-in
 def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1):
     """twg_smem_bytes (tile_configs.h): the row and tap tables and two mbarriers, then (at the
     next 512-byte boundary: the swizzle's period) 3 stages (twg_stages: 2 for 3xTF32) of
-    2 x slices taps x 4 KB of weights and the boxes (both twice with split 2: 3xTF32's big and
-    small copies), or the epilogue tile [bm][64 / stack + 1] fp32 if larger."""
+    2 x slices taps x 4 KB of weights and the boxes of pos_pad rows (twg_box_rows; both twice
+    with split 2: 3xTF32's big and small copies), or the epilogue tile [bm][64 / stack + 1]
+    fp32 if larger."""
     head = -(-(-(-(8 * slices * stack * nr + 4 * tap_cap) // 8) * 8 + 16) // 128) * 128
     stages = 2 if split == 2 else 3
     return head + 512 + max(split * (stages * 2 * slices * 4096 + box_bufs * 4 * pos_pad * 16),
@@ -178,7 +179,8 @@ def twg_run(spec, mode):
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
     axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
     chunks = -(-(cin // g) // bk_elems(mode))
-    ext_w = max(c[2] for c in axes[2])
+    ext_d, ext_h, ext_w = (max(c[2] for c in axes[i]) for i in range(3))
+    cstep_d = d[0] // math.gcd(s[0], d[0])
     qh0, qw0 = axes[1][0][0], axes[2][0][0]
     fixed = os.environ.get("CONVT3D_TWG_STACK")
     stacks = [j for j in (1, 2, 4)
@@ -221,7 +223,12 @@ def twg_run(spec, mode):
                                 t = shifts(a) * b[1] * c[1]
                                 cost += tiles * ((chunks * (sl * nr * t + pos) if t else 0)
                                                  + stack * bqh * bqw)
-                    pos_pad = -(-(max_pos + nr) // 8) * 8
+                    # twg_box_rows: the last slice's run from the first tap, bounded by the
+                    # largest span per axis
+                    hh, hw = bqh + ext_h, bqw + ext_w
+                    reach = ((dd - stack + (stack - 1) * cstep_d + ext_d) * hh * hw
+                             + ext_h * hw + ext_w + nr)
+                    pos_pad = -(-max(max_pos, reach) // 8) * 8
                     bm = dd * bqh * bqw
                     if twg_smem(nr, bm, pos_pad, tap_cap, 1, sl, stack, split) > cap:
                         continue

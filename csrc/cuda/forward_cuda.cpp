@@ -504,6 +504,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   };
   int64_t ext_w = 0;
   for (int r = 0; r < p.stride[2]; ++r) ext_w = std::max(ext_w, span(ax[2], r));
+  const int64_t ext_d = max_span(ax[0]), ext_h = max_span(ax[1]), cstep_d = ax[0].cstep;
   const int64_t Qh0 = ax[1].q[0], Qw0 = ax[2].q[0];
   auto search = [&](int sl) {
     const int64_t cap = sl == 4 || x3 ? int64_t(prop->sharedMemPerBlockOptin)
@@ -547,7 +548,13 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
                 const double mma = double(sl) * nr * t;
                 cost += tiles * ((t > 0 ? double(chunks) * (mma + pos) : 0.0) + J * bqh * bqw);
               }
-          const int64_t pos_pad = (max_pos + nr + 7) / 8 * 8;
+          // The kernel's box rows (twg_box_rows), bounded over the phases by the largest span
+          // per axis (a TMA box's, which every phase then has): the last slice's run from the
+          // first tap, at (J - 1) x cstep_d + ext_d planes, ext_h lines and ext_w columns in.
+          const int64_t hh = bqh + ext_h, hw = bqw + ext_w;
+          const int64_t reach = (dd - J + (J - 1) * cstep_d + ext_d) * hh * hw + ext_h * hw +
+                                ext_w + nr;
+          const int64_t pos_pad = fwd::twg_box_rows(max_pos, reach);
           const int64_t smem =
               fwd::twg_smem_bytes(nr, int(dd * bqh * bqw), pos_pad, tap_cap, 1, sl, J, split);
           if (smem > cap) continue;

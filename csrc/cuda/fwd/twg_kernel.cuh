@@ -139,13 +139,22 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   }
   const int HD = DD + ext[0], HH = bqh + ext[1], HW = bqw + ext[2];
   const int P = HD * HH * HW;
-  const int PP = (P + NR + 7) / 8 * 8;  // box rows per buffer (host: twg_smem_bytes)
+  // Taps of the phase, or with J > 1 its shifts (nd + J - 1 along depth).
+  const int nd = a.ax[0].ntap[rd], nds = nd > 0 ? nd + J - 1 : 0;
+  const int nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
+  const int taps = nds * nh * nw;
+  // Tap (shift) t = (jd * nh + jh) * nw + jw sits at box offset
+  // (nds-1-jd) * step_d + (nh-1-jh) * step_h + (nw-1-jw) * step_w, plus a TMA box's skew.
+  const int step_w = a.ax[2].cstep, step_h = a.ax[1].cstep * HW,
+            step_d = a.ax[0].cstep * HH * HW;
+  const int pos_first = (nds - 1) * step_d + (nh - 1) * step_h + (nw - 1) * step_w +
+                        skew[0] * HH * HW + skew[1] * HW + skew[2];
+  // Box rows per buffer: the last slice's run from the first tap reads furthest (host:
+  // twg_box_rows in plan_twg, the same bound over the phases).
+  const int PP = int(twg_box_rows(P, (SL - 1) * J * HH * HW + pos_first + NR));
   const int small_box = PP * kBkBytes;   // 3xTF32: the small copy's offset in a buffer
   const int box_bytes = C::kSplit * small_box;  // one buffer
   const int id0 = qd0 + lo[0], ih0 = qh0 + lo[1], iw0 = qw0 + lo[2];
-  // Taps of the phase, or with J > 1 its shifts (nd + J - 1 along depth).
-  const int nd = a.ax[0].ntap[rd], nds = nd > 0 ? nd + J - 1 : 0;
-  const int taps = nds * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
 
   const T* __restrict__ x = static_cast<const T*>(a.x);
   const int kvol = a.k[0] * a.k[1] * a.k[2];
@@ -310,7 +319,6 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   }
   {
     // Entry t J + j: shift t = (jd', jh, jw), block j -> tap jd = jd' + j - (J - 1).
-    const int nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
     for (int e = tid; e < taps * J; e += NT) {
       const int t = e / J, j = e - t * J;
       const int jw = t % nw, jh = (t / nw) % nh, jd = t / (nw * nh) + j - (J - 1);
@@ -344,13 +352,6 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     // offsets are walked arithmetically (next_tap) rather than read from a shared table,
     // which cost an R2UR and moves per wgmma.
     const uint32_t slice_pos = uint32_t(__shfl_sync(0xffffffffu, slice, 0) * J * HH * HW);
-    // Tap (shift) t = (jd * nh + jh) * nw + jw sits at box offset
-    // (nds-1-jd) * step_d + (nh-1-jh) * step_h + (nw-1-jw) * step_w, plus a TMA box's skew.
-    const int nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
-    const int step_w = a.ax[2].cstep, step_h = a.ax[1].cstep * HW,
-              step_d = a.ax[0].cstep * HH * HW;
-    const int pos_first = (nds - 1) * step_d + (nh - 1) * step_h + (nw - 1) * step_w +
-                          skew[0] * HH * HW + skew[1] * HW + skew[2];
     int jw = 0, jh = 0, tap_pos = pos_first;
     uint32_t bar_phase = 0;  // bit b: parity of box buffer b's next TMA load
     auto next_tap = [&]() {  // selects, no branches: a branch would fence the wgmmas

@@ -218,13 +218,6 @@ constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [64 rows][64 B], 64
 // The weight stages and boxes start at a multiple of the 64-byte swizzle's period.
 constexpr int kTwgAlign = 512;
 
-// Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= slices x stack
-// x NR), the tap table (4 B per entry: a weight offset per tap, or per shift and stack block),
-// two mbarriers, then (kTwgAlign-aligned, the slack included) the weight stages and box_bufs
-// boxes [pos_pad][64 B] (pos_pad: twg_box_rows), with the epilogue tile [bm][64 / stack + 1]
-// fp32 over them. split = 2
-// (3xTF32) doubles the weight stages and the boxes: a big and a small copy of each.
-// The two box mbarriers (TMA loads) follow the tap table, 8-byte aligned.
 // Rows of one box buffer: the box's `pos` positions, or as far as the furthest B operand reaches,
 // `reach` (the last slice's run of NR rows from the first tap, the tap with the largest box
 // offset), rounded up to whole 8-row core matrices. Rows past the box only feed output rows
@@ -233,6 +226,14 @@ constexpr int kTwgAlign = 512;
 constexpr long long twg_box_rows(long long pos, long long reach) {
   return ((pos > reach ? pos : reach) + 7) / 8 * 8;
 }
+
+// Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= slices x stack
+// x NR), the tap table (4 B per entry: a weight offset per tap, or per shift and stack block),
+// two mbarriers, then (kTwgAlign-aligned, the slack included) the weight stages and box_bufs
+// boxes [pos_pad][64 B] (pos_pad: twg_box_rows), with the epilogue tile [bm][64 / stack + 1]
+// fp32 over them. split = 2 (3xTF32) doubles the weight stages and the boxes: a big and a
+// small copy of each.
+// The two box mbarriers (TMA loads) follow the tap table, 8-byte aligned.
 constexpr long long twg_bar_offset(int nr, long long tap_cap, int slices, int stack) {
   return (8LL * slices * stack * nr + 4 * tap_cap + 7) / 8 * 8;
 }

@@ -5,7 +5,8 @@ CONVT3D_BOX_STREAM=0), fused halo (=2), the transposed wgmma kernel (CONVT3D_TWG
 sm_90; twg_reload: its box reloaded per chunk, CONVT3D_BOX_STREAM=0; twg_s2 / twg_s4: two or
 four slices per CTA, CONVT3D_TWG_SLICES; twg_j1/j2/j4 (and j2s2/j4s2 with two slices): 1, 2
 or 4 stacked depth planes per warpgroup, CONVT3D_TWG_STACK; twg_cpasync: its channels_last box by cp.async instead
-of TMA, CONVT3D_TWG_TMA=0), the non-overlapping
+of TMA, CONVT3D_TWG_TMA=0), the automatic choice with every twg box that fits streamed
+(auto_stream, CONVT3D_BOX_STREAM=1) or none (auto_reload), the non-overlapping
 kernel (CONVT3D_PW=1, kernel == stride, channels_last x, sm_90; pw64/128/256 fix its BN), the
 automatic choice, the automatic choice without the output prefill (noprefill,
 CONVT3D_PREFILL=0) or without the non-overlapping kernel (nopw, CONVT3D_PW=0), and for grouped
@@ -55,6 +56,8 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "nopw": {"CONVT3D_PW": "0"},  # the automatic choice without the non-overlapping kernel
     "noprefill": {"CONVT3D_PREFILL": "0"},  # y's empty phases written by their own CTAs
     "auto_cpasync": {"CONVT3D_TWG_TMA": "0"},
+    "auto_stream": {"CONVT3D_BOX_STREAM": "1"},
+    "auto_reload": {"CONVT3D_BOX_STREAM": "0"},
     "nodense": {"CONVT3D_DENSE": "0"},  # grouped layers only
 }
 
@@ -120,7 +123,8 @@ def main():
                 set_switches({})
                 path = torch.ops.convt3d._forward_path(xl, wl, *call[3:])
                 # which kernel each forced twg column ran
-                extra = "".join(f"  {v}: {ran[v]}" for v in variants if v.startswith("twg"))
+                extra = "".join(f"  {v}: {ran[v]}" for v in variants
+                                if v.startswith(("twg", "auto_")))
                 print(f"{c.id:>4} {prec:>5} {layout:>6} " +
                       " ".join(f"{res[v]:>9.4f}" for v in variants) + f"  {path}{extra}")
 

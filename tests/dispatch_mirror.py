@@ -69,8 +69,8 @@ def halo_kind(spec, bn, mode, kvec):
     the fused kernel (all phases per CTA) for strided layers without dilation (16-bit with
     kvec: dilation too), except strict fp32 with Cout/groups > 32, when its box of all channel
     chunks fits 200 KB and it pays: 16-bit with the channel-fast loader (kvec) or >= 256
-    products per output (Cin/g x taps / phases), fp32 with kvec, at most two channel chunks and
-    < 8 taps per phase; else the per-phase halo kernel when the non-empty phases have on
+    products per output (Cin/g x taps / phases) and < 8 taps per phase, fp32 with kvec, at
+    most two channel chunks and < 8 taps per phase; else the per-phase halo kernel when the non-empty phases have on
     average >= 8 taps (TF32 with kvec and > 2 chunks: >= 2), every dilation is 1, strict fp32
     has Cout/groups <= 32, and a box fits. CONVT3D_HALO=1 keeps only the per-phase fit; =2
     tries fused first wherever it fits; =0 is v1."""
@@ -88,7 +88,7 @@ def halo_kind(spec, bn, mode, kvec):
     few_taps = sum(taps) < HALO_MIN_TAPS * len(taps)
     chunks = -(-(cin // g) // bk_elems(mode))
     if mode in ("bf16", "fp16"):
-        fused_pays = kvec or (cin // g) * math.prod(k) // math.prod(s) >= 256
+        fused_pays = kvec or ((cin // g) * math.prod(k) // math.prod(s) >= 256 and few_taps)
     else:
         fused_pays = kvec and chunks <= 2 and few_taps
     dilation_ok = not dilated or (mode in ("bf16", "fp16") and kvec)
@@ -168,12 +168,14 @@ def twg_stack_ok(spec, stack):
         nt <= 1 for _, nt, _, _ in axis_taps(size[0], k[0], s[0], p[0], op[0], d[0]))
 
 
-def twg_run(spec, mode):
+def twg_run(spec, mode, kvec=True):
     """Mirror of plan_twg's choice (forward_cuda.cpp): (the run length NR with the fewest
     estimated cycles, whether the box streams through two buffers, the slices per CTA, the
     slice's bqh and bqw, the stacked depth planes J), or None when no box fits. Stacks are
     those of twg_stack_ok (CONVT3D_TWG_STACK fixes one where legal). It streams with more than
-    one channel chunk when the second buffer fits, unless CONVT3D_BOX_STREAM=0.
+    one channel chunk when the second buffer fits, with the channel-fast loader (kvec: TMA or
+    cp.async) or in 3xTF32, not with the one-term modes' scalar loader; CONVT3D_BOX_STREAM=1
+    streams any box that fits, =0 none.
     CONVT3D_TWG_SLICES=2/4 fixes the slices, else twg_slices_rule. 3xTF32 takes TWG_X3_RUN and
     two slices at one CTA per SM (the opt-in shared memory), with split operands."""
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
@@ -247,7 +249,9 @@ def twg_run(spec, mode):
             best, sl = two, 2
     if best is None:
         return None
-    stream = best[4] and chunks > 1 and os.environ.get("CONVT3D_BOX_STREAM") != "0"
+    env_stream = os.environ.get("CONVT3D_BOX_STREAM")
+    stream_ok = env_stream == "1" or (env_stream != "0" and (kvec or x3))
+    stream = best[4] and chunks > 1 and stream_ok
     return best[1], stream, sl, best[2], best[3], best[5]
 
 
@@ -458,7 +462,7 @@ def kernel_path(x, spec, mode, w=None):
     if kind == "halo" and wgmma_expected(x.device, mode):
         kind = "halo_wgmma"
     if twg_expected(x.device, spec, mode, kind, cout // g, kvec, x):
-        run = twg_run(spec, mode)
+        run = twg_run(spec, mode, kvec)
         if run is not None and (cout // g > 32 or run[5] > 1):  # narrow: stacked planes only
             stream = "_stream" if run[1] else ""
             sl = "_s2" if run[2] == 2 else ""

@@ -584,8 +584,8 @@ def test_halo_env_switch():
 def test_halo_auto_rule(monkeypatch):
     """Auto mode follows the measurements of 2026-11-22 (H200, then H100): strided layers
     without dilation (16-bit channels_last: with dilation too) take the fused kernel when it
-    pays (16-bit with channels_last x or >= 256 products per output; fp32 with channels_last
-    x, <= 2 chunks, few taps) and its box fits; otherwise the per-phase halo kernel from 8
+    pays (16-bit with channels_last x, or >= 256 products per output and few taps per phase;
+    fp32 with channels_last x, <= 2 chunks, few taps) and its box fits; otherwise the per-phase halo kernel from 8
     taps per phase on average (TF32 with channels_last x and more than two chunks: from 2),
     v1 below that, with dilation, and for strict fp32 wider than the halo's 3xTF32 BN cap of
     32. The per-phase kernel's wgmma variant runs only when CONVT3D_WGMMA=1 asks for it
@@ -611,6 +611,8 @@ def test_halo_auto_rule(monkeypatch):
     k3s2 = (1, 16, 16, (3, 4, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, False)
     k3s2_k324 = k3s2[:1] + (96,) + k3s2[2:]  # 96 x 27 / 8 = 324 products per output
     k3s2_deep = k3s2[:1] + (1024,) + k3s2[2:]  # 64 fp32 chunks: the fused box does not fit
+    k357s2 = (1, 32, 32, (3, 4, 6), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 1,
+              False)
     k4s2_deep = k4s2[:1] + (1024,) + k4s2[2:]  # 8 taps per phase: per-phase halo
     k2s2_deep = k3s2_deep[:4] + ((2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0)) + k3s2_deep[8:]
     k2s2 = k3s2[:4] + ((2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0)) + k3s2[8:]
@@ -630,6 +632,9 @@ def test_halo_auto_rule(monkeypatch):
         (k3s2, bf, True, "cl", "bf16", "fused"),
         (k3s2, bf, True, "ncdhw", "bf16", "igemm"),
         (k3s2_k324, bf, True, "ncdhw", "bf16", "fused"),
+        # suite case 5's kernel (13 taps per phase, 420 products per output): per phase
+        (k357s2, bf, True, "ncdhw", "bf16", "halo"),
+        (k357s2, bf, True, "cl", "bf16", "fused"),
         (k3s2, f32, False, "cl", "3xtf32", "fused"),
         (k3s2, f32, True, "ncdhw", "tf32", "igemm"),
         (k3s2_deep, f32, True, "cl", "tf32", "halo"),  # > 2 chunks, >= 2 taps per phase

@@ -109,19 +109,27 @@ def path_after_run(spec, precision, layout):
 
 
 def run_twg_stream(spec, precision, layout, stream, monkeypatch):
-    """run_twg with CONVT3D_BOX_STREAM=stream; asserts the box streamed exactly when asked."""
-    monkeypatch.setenv("CONVT3D_BOX_STREAM", stream)
+    """run_twg with CONVT3D_BOX_STREAM=stream ("auto": unset); asserts the box streamed exactly
+    where the mirror says: "1" wherever a second buffer fits, "0" never, and by default only
+    with the channel-fast loader (TMA or cp.async) or in 3xTF32, not with the one-term modes'
+    scalar loader ("_mfast")."""
+    if stream == "auto":
+        monkeypatch.delenv("CONVT3D_BOX_STREAM", raising=False)
+    else:
+        monkeypatch.setenv("CONVT3D_BOX_STREAM", stream)
     path = path_after_run(spec, precision, layout)
     if path.startswith("twg_"):
-        streams = twg_run(spec, precision[3])[1]  # 3xTF32: where a second split box fits
+        kvec = "_mfast" not in path
+        assert kvec == (layout == "cl"), path
+        streams = twg_run(spec, precision[3], kvec)[1]  # where a second buffer fits
         assert ("_stream_" in path) == streams, path
         if precision[3] != "3xtf32":
-            assert streams == (stream == "1"), path
+            assert streams == (stream == "1" or (stream == "auto" and kvec)), path
 
 
 @pytest.mark.parametrize("precision", PRECISIONS16)
 @pytest.mark.parametrize("layout", ["ncdhw", "cl"])
-@pytest.mark.parametrize("stream", ["1", "0"])
+@pytest.mark.parametrize("stream", ["1", "0", "auto"])
 def test_twg_long_reduction(stream, layout, precision, monkeypatch):
     # 4 channel chunks (7 in TF32) x 125 taps; a partial last chunk (Cin 112); the box reloads
     # per chunk, or streams through two buffers
@@ -131,7 +139,7 @@ def test_twg_long_reduction(stream, layout, precision, monkeypatch):
 
 @pytest.mark.parametrize("precision", PRECISIONS16)
 @pytest.mark.parametrize("layout", ["ncdhw", "cl"])
-@pytest.mark.parametrize("stream", ["1", "0"])
+@pytest.mark.parametrize("stream", ["1", "0", "auto"])
 @pytest.mark.parametrize("cin", [72, 128])
 def test_twg_short_phases_many_chunks(cin, stream, layout, precision, monkeypatch):
     # suite case 11's shape, small: 8 phases of 8 taps, so each weight stage is a whole chunk

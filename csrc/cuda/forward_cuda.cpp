@@ -258,6 +258,12 @@ bool tap_offsets_fit(const ConvT3dParams& p, int cin_pad) {
          double(std::numeric_limits<int32_t>::max());
 }
 
+// The box span (ntap - 1) x cstep of phase r along one axis (0 without taps): a box covers its
+// outputs' extent plus this.
+int64_t phase_span(const fwd::AxisPlan& ax, int r) {
+  return ax.ntap[r] > 0 ? int64_t(ax.ntap[r] - 1) * ax.cstep : 0;
+}
+
 // Switches a fast plan to a halo kernel. Fused (plan_fused) takes strided layers without
 // dilation whenever its box fits; the per-phase halo kernel takes calls whose non-empty phases
 // have on average >= kHaloMinTaps taps (TF32 channels_last with > 2 chunks: >= 2 taps).
@@ -287,11 +293,15 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // where each output reduces over >= kFusedMinK products (cases 5, 12; at 108 and 64, cases
   // 6/7 and 10, v1's staged NCDHW stores won). In fp32 (a box twice as deep) it won only with
   // channels_last x of at most two chunks and few taps per phase (cases 6, 7).
+  // Since the scalar loaders' rework (design doc v14) the per-phase kernel beats it in 16-bit
+  // NCDHW where its phases are long enough for it (suite case 5, 13 taps per phase; H100,
+  // 2026-11-25, halo_ab.py --batch 5, ms, per-phase / fused: bf16 0.1804 / 0.1998), so there
+  // fused needs few taps too.
   const bool fp32 = f.mode == fwd::Mode::kTf32 || f.mode == fwd::Mode::kTf32x3;
   const int64_t chunks = ceil_div(p.Cin_g, fwd::bk_elems(f.mode));
   const int64_t k_per_out = p.Cin_g * p.k[0] * p.k[1] * p.k[2] / phases;
   const bool fused_pays = fp32 ? f.kvec && chunks <= 2 && few_taps
-                               : f.kvec || k_per_out >= kFusedMinK;
+                               : f.kvec || (k_per_out >= kFusedMinK && few_taps);
   // H100, 2026-11-22 (halo_ab.py --batch 5, ms): 16-bit channels_last with dilation won too
   // (case 8 bf16: fused 0.261, v1 0.325, the per-phase kernel 0.345).
   const bool dilation_ok = !dilated || (!fp32 && f.kvec);
@@ -307,17 +317,14 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   if (env == -1 && ((few_taps && !tf32_deep) || dilated || wide_3x)) return;
 
   const int bm = fwd::halo_tile(bn).bm;
-  auto span = [](const fwd::AxisPlan& a, int r) {
-    return a.ntap[r] > 0 ? int64_t(a.ntap[r] - 1) * a.cstep : 0;
-  };
   auto cost = [&](const fwd::HaloBox& box, int64_t& smem, int box_bufs) {
     int64_t max_pos = 0;
     double cost = 0;
     for (int rd = 0; rd < p.stride[0]; ++rd)
       for (int rh = 0; rh < p.stride[1]; ++rh)
         for (int rw = 0; rw < p.stride[2]; ++rw) {
-          const int64_t pos = (box.bqd + span(ax[0], rd)) * (box.bqh + span(ax[1], rh)) *
-                              (box.bqw + span(ax[2], rw));
+          const int64_t pos = (box.bqd + phase_span(ax[0], rd)) *
+                              (box.bqh + phase_span(ax[1], rh)) * (box.bqw + phase_span(ax[2], rw));
           max_pos = std::max(max_pos, pos);
           const double tiles = double(p.N) * ceil_div(ax[0].q[rd], box.bqd) *
                                ceil_div(ax[1].q[rh], box.bqh) * ceil_div(ax[2].q[rw], box.bqw);
@@ -331,7 +338,7 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // leaves two CTAs per SM; else one buffer, reloaded per chunk.
   BoxChoice best;
   int box_bufs = 1;
-  if (f.kvec && chunks > 1 && f.sw.box_stream) {
+  if (f.kvec && chunks > 1 && f.sw.box_stream != 0) {
     best = pick_box(bm, p, ax, x, [&](const fwd::HaloBox& b, int64_t& sm) { return cost(b, sm, 2); },
                     /*two_per_sm=*/true);
     box_bufs = best.box != nullptr ? 2 : 1;
@@ -353,11 +360,9 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
 // The largest box span (ntap - 1) x cstep of any phase along one axis: twg's TMA box (one size
 // for the layer, the tensor map's) spans it in every phase (twg_kernel.cuh: skew).
 int max_span(const fwd::AxisPlan& ax) {
-  int span = 0;
-  for (int r = 0; r < ax.stride; ++r) {
-    if (ax.ntap[r] > 0) span = std::max(span, (ax.ntap[r] - 1) * ax.cstep);
-  }
-  return span;
+  int64_t span = 0;
+  for (int r = 0; r < ax.stride; ++r) span = std::max(span, phase_span(ax, r));
+  return static_cast<int>(span);
 }
 
 // What TMA box loads for the transposed kernel need of x itself (twg_tma_ok adds the box's
@@ -499,12 +504,8 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   if (stacks.empty()) stacks.push_back(1);
   const cudaDeviceProp* prop = at::cuda::getDeviceProperties(x.get_device());
   const int64_t chunks = ceil_div(f.p.Cin_g, fwd::bk_elems(f.mode));
-  auto span = [](const fwd::AxisPlan& a, int r) {
-    return a.ntap[r] > 0 ? int64_t(a.ntap[r] - 1) * a.cstep : 0;
-  };
-  int64_t ext_w = 0;
-  for (int r = 0; r < p.stride[2]; ++r) ext_w = std::max(ext_w, span(ax[2], r));
-  const int64_t ext_d = max_span(ax[0]), ext_h = max_span(ax[1]), cstep_d = ax[0].cstep;
+  const int64_t ext_d = max_span(ax[0]), ext_h = max_span(ax[1]), ext_w = max_span(ax[2]);
+  const int64_t cstep_d = ax[0].cstep;
   const int64_t Qh0 = ax[1].q[0], Qw0 = ax[2].q[0];
   auto search = [&](int sl) {
     const int64_t cap = sl == 4 || x3 ? int64_t(prop->sharedMemPerBlockOptin)
@@ -538,8 +539,8 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
           for (int rd = 0; rd < p.stride[0]; ++rd)
             for (int rh = 0; rh < p.stride[1]; ++rh)
               for (int rw = 0; rw < p.stride[2]; ++rw) {
-                const int64_t pos = (dd + span(ax[0], rd)) * (bqh + span(ax[1], rh)) *
-                                    (bqw + span(ax[2], rw));
+                const int64_t pos = (dd + phase_span(ax[0], rd)) *
+                                    (bqh + phase_span(ax[1], rh)) * (bqw + phase_span(ax[2], rw));
                 max_pos = std::max(max_pos, pos);
                 const double tiles = double(p.N) * ceil_div(ax[0].q[rd], dd) *
                                      ceil_div(ax[1].q[rh], bqh) * ceil_div(ax[2].q[rw], bqw);
@@ -565,8 +566,17 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
         }
       }
     }
-    // Stream the box (chunk c + 1 loads during chunk c) when a second buffer still fits.
-    if (best.nr > 0 && chunks > 1 && f.sw.box_stream) {
+    // Stream the box (chunk c + 1 loads during chunk c) when a second buffer still fits, with
+    // an asynchronous box (TMA or cp.async: channels_last x) or in 3xTF32;
+    // CONVT3D_BOX_STREAM=1 streams any box that fits, =0 none. The scalar loader's plain loads
+    // and stores share the issue slots with the wgmmas: streamed one-term NCDHW boxes lost in
+    // TF32 and tied in 16-bit, strict fp32 gained a little (H100, 2026-11-25, halo_ab.py
+    // --batch 5, NCDHW, ms, streamed / reloaded): case 11 TF32 0.4252 / 0.4157, bf16 0.2639 /
+    // 0.2654, fp16 0.2716 / 0.2675, strict 1.3850 / 1.3890; case 12 TF32 0.5628 / 0.5490, bf16
+    // 0.3558 / 0.3528, fp16 0.3544 / 0.3508, strict 1.3211 / 1.3393.
+    const bool stream_ok =
+        f.sw.box_stream == 1 || (f.sw.box_stream == -1 && (f.kvec || x3));
+    if (best.nr > 0 && chunks > 1 && stream_ok) {
       const int64_t stream_smem =
           fwd::twg_smem_bytes(best.nr, int(sl * best.stack * best.h * best.w), best_pos_pad,
                               best.tap_cap, 2, sl, best.stack, split);

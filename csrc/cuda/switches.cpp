@@ -32,7 +32,7 @@ Switches read_switches() {
   Switches s;
   s.halo = read_int("CONVT3D_HALO", {0, 1, 2}, -1);
   s.wgmma = read_int("CONVT3D_WGMMA", {1}, 0);
-  s.box_stream = read_int("CONVT3D_BOX_STREAM", {0}, 1);
+  s.box_stream = read_int("CONVT3D_BOX_STREAM", {0, 1}, -1);
   s.twg = read_int("CONVT3D_TWG", {0, 1}, -1);
   s.twg_slices = read_int("CONVT3D_TWG_SLICES", {2, 4}, 0);
   s.twg_tma = read_int("CONVT3D_TWG_TMA", {0}, 1);

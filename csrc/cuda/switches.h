@@ -11,7 +11,8 @@ namespace convt3d {
 struct Switches {
   int halo = -1;        // CONVT3D_HALO: 0 never a halo kernel, 1 per-phase, 2 fused; -1 auto
   int wgmma = 0;        // CONVT3D_WGMMA=1: the per-phase halo kernel's wgmma variant
-  int box_stream = 1;   // CONVT3D_BOX_STREAM=0: halo and twg reload their box per chunk
+  int box_stream = -1;  // CONVT3D_BOX_STREAM: 0 halo and twg reload their box per chunk, 1
+                        // twg streams wherever two buffers fit; -1 the rule
   int twg = -1;         // CONVT3D_TWG: 1 the transposed wgmma kernel wherever legal, 0 never
   int twg_slices = 0;   // CONVT3D_TWG_SLICES: 2 or 4 slices per twg CTA; 0 the rule
   int twg_tma = 1;      // CONVT3D_TWG_TMA=0: twg loads channels_last boxes with cp.async

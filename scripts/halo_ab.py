@@ -19,6 +19,7 @@ A kernel that does not fit a case falls back to the automatic choice, so read th
 """
 import argparse
 import os
+import time
 
 import torch
 
@@ -62,12 +63,20 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
 }
 
 
-def median_ms(fn, warmup=3, iters=15, batch=1):
+def median_ms(fn, warmup=3, iters=15, batch=1, warm_s=0.05):
     """Median over iters of (events around batch back-to-back calls) / batch. batch 1 times one
     synced call, host planning included; a larger batch keeps the stream busy, so sub-ms layers
-    read their kernel time (as the bench's per-call timing does)."""
-    for _ in range(warmup):
+    read their kernel time (as the bench's per-call timing does). Warm-up runs at least warmup
+    calls and warm_s seconds: with three calls only, the first variant of a row read up to 27 %
+    slower than the same kernel in a later column (H100, 2026-11-25, suite cases 5, 9, 10)."""
+    t_end = time.perf_counter() + warm_s
+    n = 0
+    while n < warmup or time.perf_counter() < t_end:
         fn()
+        n += 1
+        if n % 8 == 0:
+            torch.cuda.synchronize()
+    torch.cuda.synchronize()
     ts = []
     for _ in range(iters):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -20,6 +20,13 @@ def axis_taps(size, k, s, p, op, d):
     return res
 
 
+def max_span(spec, i):
+    """max_span (forward_cuda.cpp): the largest box span of any phase along axis i (0 when no
+    phase has taps)."""
+    _, _, _, size, k, s, p, op, d, _, _ = spec
+    return max(a[2] for a in axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]))
+
+
 HALO_BOXES = {256: [(2, 8, 16), (1, 16, 16), (4, 4, 16), (1, 8, 32), (2, 4, 32), (4, 8, 8),
                     (2, 16, 8), (1, 32, 8)],
               128: [(2, 4, 16), (1, 8, 16), (4, 2, 16), (1, 4, 32), (2, 8, 8), (4, 4, 8),
@@ -181,7 +188,7 @@ def twg_run(spec, mode, kvec=True):
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
     axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
     chunks = -(-(cin // g) // bk_elems(mode))
-    ext_d, ext_h, ext_w = (max(c[2] for c in axes[i]) for i in range(3))
+    ext_d, ext_h, ext_w = (max_span(spec, i) for i in range(3))
     cstep_d = d[0] // math.gcd(s[0], d[0])
     qh0, qw0 = axes[1][0][0], axes[2][0][0]
     fixed = os.environ.get("CONVT3D_TWG_STACK")
@@ -271,14 +278,9 @@ def twg_tma(x, spec, mode, kvec, sl, bqh, bqw, stack=1):
     """twg_tma_ok (forward_cuda.cpp): the transposed kernel loads its box by TMA (name "_tma")
     where tma_strides_ok and the box extents are <= 256 (each axis spans its largest phase
     span: max_span)."""
-    _, cin, _, size, k, s, p, op, d, g, _ = spec
     if not tma_strides_ok(x, spec, mode, kvec):
         return False
-    for i, bq in enumerate((sl * stack, bqh, bqw)):
-        phases = [a for a in axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) if a[1] > 0]
-        if bq + max((a[2] for a in phases), default=0) > 256:
-            return False
-    return True
+    return all(bq + max_span(spec, i) <= 256 for i, bq in enumerate((sl * stack, bqh, bqw)))
 
 
 def twg_expected(device, spec, mode, kind, cout_g, kvec, x=None):

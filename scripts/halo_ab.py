@@ -4,7 +4,8 @@ CONVT3D_WGMMA=1, sm_90), per-phase halo reloading its box per chunk (=1 with
 CONVT3D_BOX_STREAM=0), fused halo (=2), the transposed wgmma kernel (CONVT3D_TWG=1, bf16/fp16/TF32,
 sm_90; twg_reload: its box reloaded per chunk, CONVT3D_BOX_STREAM=0; twg_s2 / twg_s4: two or
 four slices per CTA, CONVT3D_TWG_SLICES; twg_j1/j2/j4 (and j2s2/j4s2 with two slices): 1, 2
-or 4 stacked depth planes per warpgroup, CONVT3D_TWG_STACK; twg_cpasync: its channels_last box by cp.async instead
+or 4 stacked depth planes per warpgroup, CONVT3D_TWG_STACK; twg_w/w2/w4: stacked w taps,
+CONVT3D_TWG_WSTACK=1; twg_cpasync: its channels_last box by cp.async instead
 of TMA, CONVT3D_TWG_TMA=0), the automatic choice with every twg box that fits streamed
 (auto_stream, CONVT3D_BOX_STREAM=1) or none (auto_reload), the non-overlapping
 kernel (CONVT3D_PW=1, kernel == stride, channels_last x, sm_90; pw64/128/256 fix its BN), the
@@ -28,7 +29,7 @@ from inductor_convt3d.bench.suite import get_cases
 
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENSE", "CONVT3D_TWG",
-            "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_PW",
+            "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_TWG_WSTACK", "CONVT3D_PW",
             "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PREFILL")
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
@@ -42,11 +43,19 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "twg_s4": {"CONVT3D_TWG": "1", "CONVT3D_TWG_SLICES": "4"},
     "twg_cpasync": {"CONVT3D_TWG": "1", "CONVT3D_TWG_TMA": "0"},  # channels_last box by cp.async
     # stacked depth planes per warpgroup (Cout/g <= 64 / J), four or two slices
-    "twg_j1": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "1"},
-    "twg_j2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "2"},
-    "twg_j4": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4"},
-    "twg_j2s2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "2", "CONVT3D_TWG_SLICES": "2"},
-    "twg_j4s2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4", "CONVT3D_TWG_SLICES": "2"},
+    "twg_j1": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "1", "CONVT3D_TWG_WSTACK": "0"},
+    "twg_j2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "2", "CONVT3D_TWG_WSTACK": "0"},
+    "twg_j4": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4", "CONVT3D_TWG_WSTACK": "0"},
+    "twg_j2s2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "2", "CONVT3D_TWG_SLICES": "2",
+                 "CONVT3D_TWG_WSTACK": "0"},
+    "twg_j4s2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4", "CONVT3D_TWG_SLICES": "2",
+                 "CONVT3D_TWG_WSTACK": "0"},
+    # stacked w taps per warpgroup (Cout/g <= 64 / J), any J or J = 2 / 4
+    "twg_w": {"CONVT3D_TWG": "1", "CONVT3D_TWG_WSTACK": "1"},
+    "twg_w2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "2", "CONVT3D_TWG_WSTACK": "1"},
+    "twg_w4": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4", "CONVT3D_TWG_WSTACK": "1"},
+    "twg_w4s2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4", "CONVT3D_TWG_WSTACK": "1",
+                 "CONVT3D_TWG_SLICES": "2"},
     "pw": {"CONVT3D_PW": "1"},
     "pw64": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "64"},
     "pw128": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "128"},

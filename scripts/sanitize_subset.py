@@ -16,7 +16,7 @@ import inductor_convt3d  # noqa: F401
 
 ops = torch.ops.convt3d
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG",
-            "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_PW",
+            "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_TWG_WSTACK", "CONVT3D_PW",
             "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PREFILL")
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
@@ -72,9 +72,15 @@ CASES = [
     # stacked depth planes (Cout/g <= 32): two planes per warpgroup with a depth tail, two
     # channel chunks; four planes on a stride-2 layer with one- and two-tap phases
     (1, 40, 24, (5, 4, 9), (3, 3, 3), (1, 1, 1), (0, 1, 1), (0, 0, 0), (1, 1, 1), 1,
-     {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "2"}),
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "2", "CONVT3D_TWG_WSTACK": "0"}),
     (1, 16, 12, (4, 5, 6), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1,
-     {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4"}),
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4", "CONVT3D_TWG_WSTACK": "0"}),
+    # stacked w taps: suite case 1's kernel (two w shifts of 4 and 3 taps, block sums in the
+    # epilogue), and stride 2 along w (phases of 4 and 3 w taps) with two channel chunks
+    (1, 16, 16, (4, 5, 9), (3, 5, 7), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_WSTACK": "1"}),
+    (1, 40, 16, (3, 4, 6), (1, 3, 7), (1, 1, 2), (0, 1, 3), (0, 0, 1), (1, 1, 1), 1,
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4", "CONVT3D_TWG_WSTACK": "1"}),
     # both again with the wgmma variant forced (sm_90), and the first with its box reloaded per
     # chunk instead of streamed
     (1, 48, 72, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,

@@ -143,26 +143,41 @@ TWG_SMEM_CAP = {  # H100 (twg runs on 9.0 only): four slices may take the opt-in
 }
 
 
-def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1):
+def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1, wstack=False):
     """twg_smem_bytes (tile_configs.h): the row and tap tables and two mbarriers, then (at the
     next 512-byte boundary: the swizzle's period) 3 stages (twg_stages: 2 for 3xTF32) of
     2 x slices taps x 4 KB of weights and the boxes of pos_pad rows (twg_box_rows; both twice
     with split 2: 3xTF32's big and small copies), or the epilogue tile [bm][64 / stack + 1]
-    fp32 if larger."""
-    head = -(-(-(-(8 * slices * stack * nr + 4 * tap_cap) // 8) * 8 + 16) // 128) * 128
+    fp32 if larger (one per block when the blocks are w taps)."""
+    planes = 1 if wstack else stack
+    head = -(-(-(-(8 * slices * planes * nr + 4 * tap_cap) // 8) * 8 + 16) // 128) * 128
     stages = 2 if split == 2 else 3
     return head + 512 + max(split * (stages * 2 * slices * 4096 + box_bufs * 4 * pos_pad * 16),
-                            4 * bm * (64 // stack + 1))
+                            4 * bm * (stack if wstack else 1) * (64 // stack + 1))
 
 
 TWG_TWO_SLICE_K = 96  # forward_cuda.cpp: kTwgTwoSliceK
 
 
-def twg_slices_rule(spec, chunks):
-    """plan_twg's rule: two slices where channel chunks x taps per non-empty phase <= 96; only
-    where the tile of four slices also fits twice per SM (the caller checks)."""
-    taps = phase_taps(spec)
-    return bool(taps) and chunks * sum(taps) / len(taps) <= TWG_TWO_SLICE_K
+def twg_shifts(a, b, c, stack=1, ws=False):
+    """twg_shifts (forward_cuda.cpp): one phase's box shifts (its taps; nd + J - 1 along depth
+    with J stacked planes, ceil(nw / J) along w with J stacked w taps); a, b, c: its axis_taps
+    entries."""
+    if not a[1]:
+        return 0
+    if ws:
+        return a[1] * b[1] * -(-c[1] // stack)
+    return (a[1] + stack - 1) * b[1] * c[1]
+
+
+def twg_slices_rule(spec, chunks, stack=1, ws=False):
+    """plan_twg's rule: two slices where channel chunks x box shifts per non-empty phase <= 96
+    (taps when unstacked); the caller checks the tile of two slices."""
+    _, _, _, size, k, s, p, op, d, _, _ = spec
+    axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
+    shifts = [twg_shifts(a, b, c, stack, ws) for a in axes[0] for b in axes[1] for c in axes[2]
+              if a[0] * b[0] * c[0] > 0 and a[1] * b[1] * c[1] > 0]
+    return bool(shifts) and chunks * sum(shifts) / len(shifts) <= TWG_TWO_SLICE_K
 
 
 def twg_stack_ok(spec, stack):
@@ -175,11 +190,21 @@ def twg_stack_ok(spec, stack):
         nt <= 1 for _, nt, _, _ in axis_taps(size[0], k[0], s[0], p[0], op[0], d[0]))
 
 
+def twg_wstack_ok(spec, stack):
+    """twg_wstack_ok (forward_cuda.cpp): J stacked w taps need J >= 2, Cout/g <= 64 / J and
+    some phase with at least J w taps."""
+    _, _, cout, size, k, s, p, op, d, g, _ = spec
+    return stack >= 2 and cout // g <= 64 // stack and any(
+        nt >= stack for _, nt, _, _ in axis_taps(size[2], k[2], s[2], p[2], op[2], d[2]))
+
+
 def twg_run(spec, mode, kvec=True):
     """Mirror of plan_twg's choice (forward_cuda.cpp): (the run length NR with the fewest
     estimated cycles, whether the box streams through two buffers, the slices per CTA, the
-    slice's bqh and bqw, the stacked depth planes J), or None when no box fits. Stacks are
-    those of twg_stack_ok (CONVT3D_TWG_STACK fixes one where legal). It streams with more than
+    slice's bqh and bqw, the stacked blocks J, whether they are w taps), or None when no box
+    fits. Stacks are those of twg_stack_ok (depth planes), then those of twg_wstack_ok (w
+    taps) with more blocks than the most depth planes that fit (CONVT3D_TWG_STACK fixes J where
+    legal, CONVT3D_TWG_WSTACK=1/0 only w taps / only depth planes). It streams with more than
     one channel chunk when the second buffer fits, with the channel-fast loader (kvec: TMA or
     cp.async) or in 3xTF32, not with the one-term modes' scalar loader; CONVT3D_BOX_STREAM=1
     streams any box that fits, =0 none.
@@ -192,8 +217,10 @@ def twg_run(spec, mode, kvec=True):
     cstep_d = d[0] // math.gcd(s[0], d[0])
     qh0, qw0 = axes[1][0][0], axes[2][0][0]
     fixed = os.environ.get("CONVT3D_TWG_STACK")
-    stacks = [j for j in (1, 2, 4)
-              if (fixed not in ("1", "2", "4") or fixed == str(j)) and twg_stack_ok(spec, j)]
+    wenv = os.environ.get("CONVT3D_TWG_WSTACK")
+    stacks = [(j, ws) for ws in (False, True) if wenv != ("0" if ws else "1")
+              for j in (1, 2, 4) if (fixed not in ("1", "2", "4") or fixed == str(j))
+              and (twg_wstack_ok(spec, j) if ws else twg_stack_ok(spec, j))]
 
     x3 = mode == "3xtf32"
     split = 2 if x3 else 1
@@ -202,13 +229,17 @@ def twg_run(spec, mode, kvec=True):
     def search(sl):
         cap = TWG_SMEM_CAP[4 if x3 else sl]
         best = None
-        for stack in stacks or [1]:
-            dd = sl * stack
+        depth_fit = 0
+        for stack, ws in stacks or [(1, False)]:
+            if ws and stack <= depth_fit:
+                continue
+            planes = 1 if ws else stack
+            dd = sl * planes
 
-            def shifts(a):
-                return a[1] + stack - 1 if a[1] else 0
+            def shifts(a, b, c):
+                return twg_shifts(a, b, c, stack, ws)
 
-            entries = max(shifts(a) * b[1] * c[1] * stack
+            entries = max(shifts(a, b, c) * stack
                           for a in axes[0] for b in axes[1] for c in axes[2])
             tap_cap = -(-entries // 4) * 4
             for nr in runs:
@@ -229,37 +260,40 @@ def twg_run(spec, mode, kvec=True):
                                 max_pos = max(max_pos, pos)
                                 tiles = (spec[0] * -(-a[0] // dd) * -(-b[0] // bqh)
                                          * -(-c[0] // bqw))
-                                t = shifts(a) * b[1] * c[1]
+                                t = shifts(a, b, c)
                                 cost += tiles * ((chunks * (sl * nr * t + pos) if t else 0)
-                                                 + stack * bqh * bqw)
+                                                 + planes * bqh * bqw)
                     # twg_box_rows: the last slice's run from the first tap, bounded by the
                     # largest span per axis
                     hh, hw = bqh + ext_h, bqw + ext_w
-                    reach = ((dd - stack + (stack - 1) * cstep_d + ext_d) * hh * hw
+                    reach = ((dd - planes + (planes - 1) * cstep_d + ext_d) * hh * hw
                              + ext_h * hw + ext_w + nr)
                     pos_pad = -(-max(max_pos, reach) // 8) * 8
                     bm = dd * bqh * bqw
-                    if twg_smem(nr, bm, pos_pad, tap_cap, 1, sl, stack, split) > cap:
+                    if twg_smem(nr, bm, pos_pad, tap_cap, 1, sl, stack, split, ws) > cap:
                         continue
+                    if not ws:
+                        depth_fit = max(depth_fit, stack)
                     if best is None or cost < best[0]:
                         best = (cost, nr, bqh, bqw,
-                                twg_smem(nr, bm, pos_pad, tap_cap, 2, sl, stack, split) <= cap,
-                                stack)
+                                twg_smem(nr, bm, pos_pad, tap_cap, 2, sl, stack, split, ws)
+                                <= cap, stack, ws)
         return best
 
     env = "2" if x3 else os.environ.get("CONVT3D_TWG_SLICES")
     sl = int(env) if env in ("2", "4") else 4
     best = search(sl)
-    if env not in ("2", "4") and best is not None and twg_slices_rule(spec, chunks):
+    if env not in ("2", "4") and best is not None and twg_slices_rule(spec, chunks, *best[5:]):
+        # the same tile; with stacked w taps any tile of the same stack
         two = search(2)
-        if two is not None and two[1:4] == best[1:4] and two[5] == best[5]:
+        if two is not None and two[5:] == best[5:] and (best[6] or two[1:4] == best[1:4]):
             best, sl = two, 2
     if best is None:
         return None
     env_stream = os.environ.get("CONVT3D_BOX_STREAM")
     stream_ok = env_stream == "1" or (env_stream != "0" and (kvec or x3))
     stream = best[4] and chunks > 1 and stream_ok
-    return best[1], stream, sl, best[2], best[3], best[5]
+    return best[1], stream, sl, best[2], best[3], best[5], best[6]
 
 
 def tma_strides_ok(x, spec, mode, kvec):
@@ -274,13 +308,14 @@ def tma_strides_ok(x, spec, mode, kvec):
     return not any(x.stride(i) * x.element_size() % 16 for i in (0, 2, 3, 4))
 
 
-def twg_tma(x, spec, mode, kvec, sl, bqh, bqw, stack=1):
+def twg_tma(x, spec, mode, kvec, sl, bqh, bqw, stack=1, wstack=False):
     """twg_tma_ok (forward_cuda.cpp): the transposed kernel loads its box by TMA (name "_tma")
     where tma_strides_ok and the box extents are <= 256 (each axis spans its largest phase
     span: max_span)."""
     if not tma_strides_ok(x, spec, mode, kvec):
         return False
-    return all(bq + max_span(spec, i) <= 256 for i, bq in enumerate((sl * stack, bqh, bqw)))
+    planes = 1 if wstack else stack
+    return all(bq + max_span(spec, i) <= 256 for i, bq in enumerate((sl * planes, bqh, bqw)))
 
 
 def twg_expected(device, spec, mode, kind, cout_g, kvec, x=None):
@@ -294,7 +329,8 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec, x=None):
     by the transposed wgmma kernel on
     a compute capability 9.0 device (sm_90a build); CONVT3D_TWG=0 never does. With
     16 < Cout/g <= 32 it replaces the per-phase halo kernel of stride-1 layers, and only with
-    stacked planes (expected_path checks twg_run's J)."""
+    stacked planes, and with Cout/g <= 16 only with four stacked w taps (kernel_path checks
+    twg_run's J)."""
     import torch
 
     taps = phase_taps(spec)
@@ -307,7 +343,8 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec, x=None):
     tma16_short = (mode in ("bf16", "fp16") and math.prod(spec[5]) > 1 and bool(taps)
                    and not long_phases and x is not None and tma_strides_ok(x, spec, mode, kvec)
                    and os.environ.get("CONVT3D_HALO") not in ("0", "1", "2"))
-    narrow = 16 < cout_g <= 32 and halo_rule and math.prod(spec[5]) == 1
+    narrow = ((cout_g > 16 or twg_wstack_ok(spec, 4)) and cout_g <= 32 and halo_rule
+              and math.prod(spec[5]) == 1)
     return (os.environ.get("CONVT3D_TWG") != "0"
             and ((32 < cout_g <= 64 and (halo_rule or tf32_short or scalar16_strided
                                          or tma16_short)) or narrow)
@@ -465,10 +502,13 @@ def kernel_path(x, spec, mode, w=None):
         kind = "halo_wgmma"
     if twg_expected(x.device, spec, mode, kind, cout // g, kvec, x):
         run = twg_run(spec, mode, kvec)
-        if run is not None and (cout // g > 32 or run[5] > 1):  # narrow: stacked planes only
+        # narrow: only where the stacked blocks fill more than half of M, and with Cout/g <= 16
+        # only with w taps
+        if run is not None and (cout // g > 32 or cout // g * run[5] > 32) and (
+                cout // g > 16 or run[6]):
             stream = "_stream" if run[1] else ""
             sl = "_s2" if run[2] == 2 else ""
-            stack = f"_j{run[5]}" if run[5] > 1 else ""
+            stack = f"_{'w' if run[6] else 'j'}{run[5]}" if run[5] > 1 else ""
             box = "tma" if twg_tma(x, spec, mode, kvec, *run[2:]) else loader
             return f"twg_{mode}_n{run[0]}{sl}{stack}{stream}_{box}{suffix}"
     if kind is not None:

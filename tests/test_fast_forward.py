@@ -595,7 +595,9 @@ def test_halo_auto_rule(monkeypatch):
     for TF32 and 3xTF32 with 32 < Cout/g <= 64 (either layout), v1 and the fused kernel for
     strided 16-bit layers with 32 < Cout/g <= 64 and NCDHW x, the fused kernel for such layers
     with channels_last x, short phases and a TMA box, and the per-phase kernel of stride-1 layers with
-    16 < Cout/g <= 32 where two stacked depth planes per warpgroup cost less than one; and the
+    16 < Cout/g <= 32 where two stacked depth planes per warpgroup cost less than one, or
+    8 < Cout/g <= 16 with four stacked w taps (a phase of at least 4 w taps, where four
+    depth planes do not fit); and the
     non-overlapping kernel takes kernel ==
     stride layers with channels_last or NCDHW x (16-bit and TF32), over the fused kernel too."""
     monkeypatch.delenv("CONVT3D_HALO", raising=False)
@@ -625,6 +627,11 @@ def test_halo_auto_rule(monkeypatch):
     # 16 < Cout <= 32 at stride 1: twg with two stacked planes where its cost model takes them
     narrow = (1, 48, 24, (5, 5, 5), (3, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False)
     k4s2_narrow = k4s2_deep[:2] + (24,) + k4s2_deep[3:]  # strided: not measured, per-phase halo
+    # suite case 1's kernel, Cout 16, lines too long for four depth planes: four stacked w
+    # taps (Cout 8: half of M, per-phase halo)
+    k357 = (1, 16, 16, (4, 8, 40), (3, 5, 7), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
+            False)
+    k357_8 = k357[:2] + (8,) + k357[3:]
     bf, f32 = torch.bfloat16, torch.float32
     for spec, dtype, tf32, layout, mode, kind in [
         (k4s2, bf, True, "cl", "bf16", "fused"),
@@ -675,11 +682,17 @@ def test_halo_auto_rule(monkeypatch):
         (narrow, f32, True, "cl", "tf32", twg),
         (base[:2] + (24,) + base[3:], bf, True, "ncdhw", "bf16", "halo"),  # J = 1 costs less
         (k4s2_narrow, f32, True, "cl", "tf32", "halo"),
+        (k357, bf, True, "ncdhw", "bf16", twg),
+        (k357, f32, True, "cl", "tf32", twg),
+        (k357, f32, False, "ncdhw", "3xtf32", twg),
+        (k357_8, bf, True, "ncdhw", "bf16", "halo"),
     ]:
         (x, w, _), _ = make(spec, dtype, layout)
         path = path_of(x, w, spec, tf32)
         assert path.startswith(f"{kind}_{mode}_"), (spec, layout, mode, path)
         assert path == expected_path(x, spec, mode), path
+        if spec == k357 and wg:
+            assert "_w4_" in path, path
     (x, w, _), _ = make(base64, bf, "cl")
     monkeypatch.setenv("CONVT3D_WGMMA", "1")
     monkeypatch.setenv("CONVT3D_TWG", "0")

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import inductor_convt3d as ic
-from dispatch_mirror import twg_run, twg_stack_ok
+from dispatch_mirror import twg_run, twg_stack_ok, twg_wstack_ok
 from test_fast_forward import (HALO_PHASE_CASES, LAYOUTS, SUITE_SMALL, allow_tf32,
                                assert_bitwise_repeatable, geometry_args, make, ops, run)
 
@@ -227,7 +227,8 @@ def test_twg_two_slices(case, layout, precision, monkeypatch):
         assert "_s2_" in path, path
 
 
-# Stacked M (CONVT3D_TWG_STACK=J): J depth planes per warpgroup, blocks of 64 / J channels.
+# Stacked M (CONVT3D_TWG_STACK=J, CONVT3D_TWG_WSTACK=0): J depth planes per warpgroup, blocks
+# of 64 / J channels.
 TWG_STACK_CASES = [  # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups, bias
     # suite case 4's shape: Cout 24 (J = 2), 7 output planes (a depth tail for 8 and 16 per CTA)
     (2, 24, 24, (5, 6, 9), (3, 3, 3), (1, 1, 1), (0, 1, 1), (0, 0, 0), (1, 1, 1), 1, True),
@@ -252,6 +253,7 @@ TWG_STACK_CASES = [  # N, Cin, Cout, size, kernel, stride, padding, output_paddi
 @pytest.mark.parametrize("case", range(len(TWG_STACK_CASES)))
 def test_twg_stacked_planes(case, stack, layout, precision, monkeypatch):
     monkeypatch.setenv("CONVT3D_TWG_STACK", str(stack))
+    monkeypatch.setenv("CONVT3D_TWG_WSTACK", "0")  # depth planes (w taps: below)
     spec = TWG_STACK_CASES[case]
     path = path_after_run(spec, precision, layout)
     if path.startswith("twg_"):
@@ -263,6 +265,52 @@ def test_twg_stacked_planes(case, stack, layout, precision, monkeypatch):
 @pytest.mark.parametrize("stack", [2, 4])
 def test_twg_stacked_bitwise_deterministic(stack, layout, precision, monkeypatch):
     monkeypatch.setenv("CONVT3D_TWG_STACK", str(stack))
+    monkeypatch.setenv("CONVT3D_TWG_WSTACK", "0")
     spec = TWG_STACK_CASES[0 if stack == 2 else 1]
+    fits = twg_available() and twg_run(spec, precision[3]) is not None
+    assert_bitwise_repeatable(spec, precision, layout, "twg_" if fits else None)
+
+
+# W-stacked M (CONVT3D_TWG_WSTACK=1, CONVT3D_TWG_STACK=J): the J blocks of 64 / J channels are J
+# neighbouring w taps of the same outputs, summed across blocks in the epilogue.
+TWG_WSTACK_CASES = [  # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups, bias
+    # suite case 1's shape: Cout 16, kernel (3, 5, 7): two w shifts of 4 and 3 taps
+    (1, 16, 16, (5, 4, 7), (3, 5, 7), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
+    # five w taps (the first shift has one), w padding and output_padding, a bias
+    (2, 24, 16, (3, 5, 9), (2, 3, 5), (1, 1, 1), (1, 0, 2), (0, 0, 0), (1, 1, 1), 1, True),
+    # stride 2 along w with kernel 7: phases of 4 and 3 w taps (a TMA box spans the larger)
+    (1, 16, 16, (3, 4, 6), (1, 3, 7), (1, 1, 2), (0, 1, 3), (0, 0, 1), (1, 1, 1), 1, True),
+    # w dilation 2: block j's columns two box positions apart
+    (1, 16, 12, (4, 3, 8), (3, 1, 5), (1, 1, 1), (1, 0, 4), (0, 0, 0), (1, 1, 2), 1, False),
+    # two groups of Cout 8, odd Cin/g (a K tail)
+    (2, 10, 16, (3, 5, 6), (3, 3, 4), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 2, True),
+    # Cin 40 (two 16-bit chunks, three TF32 ones), Cout 32 (J <= 2), w of one position
+    (1, 40, 32, (4, 6, 1), (3, 3, 3), (1, 1, 1), (1, 1, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    # long w lines: several boxes along w, a tail in each line
+    (1, 16, 16, (2, 3, 61), (1, 2, 4), (1, 1, 1), (0, 0, 1), (0, 0, 0), (1, 1, 1), 1, True),
+    # strides on every axis with empty phases (gcd(stride, dilation) = 2 along d)
+    (1, 16, 8, (3, 4, 5), (3, 3, 4), (2, 1, 2), (1, 1, 1), (1, 0, 1), (2, 1, 1), 1, True),
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("stack", [2, 4])
+@pytest.mark.parametrize("case", range(len(TWG_WSTACK_CASES)))
+def test_twg_wstacked_taps(case, stack, layout, precision, monkeypatch):
+    monkeypatch.setenv("CONVT3D_TWG_STACK", str(stack))
+    monkeypatch.setenv("CONVT3D_TWG_WSTACK", "1")
+    spec = TWG_WSTACK_CASES[case]
+    path = path_after_run(spec, precision, layout)
+    if path.startswith("twg_"):
+        assert (f"_w{stack}_" in path) == twg_wstack_ok(spec, stack), path
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+def test_twg_wstacked_bitwise_deterministic(layout, precision, monkeypatch):
+    monkeypatch.setenv("CONVT3D_TWG_STACK", "4")
+    monkeypatch.setenv("CONVT3D_TWG_WSTACK", "1")
+    spec = TWG_WSTACK_CASES[0]
     fits = twg_available() and twg_run(spec, precision[3]) is not None
     assert_bitwise_repeatable(spec, precision, layout, "twg_" if fits else None)

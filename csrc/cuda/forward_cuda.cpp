@@ -23,9 +23,10 @@
 // 3xTF32 layers with 32 < Cout/g <= 64 and at least 8 taps per phase on average, v1 or the
 // per-phase kernel for TF32 and 3xTF32 with 32 < Cout/g <= 64, v1 or the fused kernel for
 // 16-bit strided layers with 32 < Cout/g <= 64 and NCDHW x, and the per-phase kernel of
-// stride-1 layers with 16 < Cout/g <= 32 with two depth planes stacked per warpgroup (twg_pays);
-// CONVT3D_TWG=1 forces it wherever legal, =0 never; CONVT3D_TWG_STACK=1/2/4 fixes its stacked
-// planes where legal; with channels_last x it loads its boxes by
+// stride-1 layers with 16 < Cout/g <= 32 with two depth planes stacked per warpgroup, or
+// Cout/g <= 16 with four w taps stacked (twg_pays); CONVT3D_TWG=1 forces it wherever legal, =0
+// never; CONVT3D_TWG_STACK=1/2/4 fixes its stacked blocks where legal (CONVT3D_TWG_WSTACK=1:
+// w taps, =0: depth planes); with channels_last x it loads its boxes by
 // TMA where the tensor map is legal (twg_tma_ok; CONVT3D_TWG_TMA=0 never). Plans are cached per
 // call signature (cached_plan; CONVT3D_PLAN_CACHE=0 plans every call). Last, on sm_90 (sm_90a
 // build), layers whose kernel equals their stride (every output from one tap) with
@@ -379,6 +380,17 @@ bool tma_strides_ok(const FastPlan& f) {
   return true;
 }
 
+// W taps per warpgroup the twg kernel may stack (a.stack_w): J blocks of 64 / J rows must hold
+// Cout/g, and some phase must have J w taps (else the blocks past its taps only add zeros).
+// Any tap step works: block j's columns are j tap steps along w from block 0's.
+bool twg_wstack_ok(const ConvT3dParams& p, const fwd::AxisPlan& axw, int stack) {
+  if (stack < 2 || p.Cout_g > 64 / stack) return false;
+  for (int r = 0; r < axw.stride; ++r) {
+    if (axw.ntap[r] >= stack) return true;
+  }
+  return false;
+}
+
 // Where the transposed wgmma kernel replaces the per-phase halo kernel without being forced.
 // Measured on an H100 (scripts/halo_ab.py, 2026-11-22, docs/fast_forward_design.md v7 and v8),
 // twg / halo, ms, NCDHW and channels_last: it won on the stride-1 suite cases with Cout/g 33-64
@@ -399,8 +411,12 @@ bool tma_strides_ok(const FastPlan& f) {
 // with two stacked depth planes per warpgroup (plan_twg insists on them): suite case 4 (Cout
 // 24), H100, 2026-11-24, halo_ab.py --batch 5, ms, per-phase halo / twg two planes, NCDHW and
 // channels_last: bf16 3.27 / 2.84 and 2.94 / 2.18, TF32 5.08 / 4.29 and 5.32 / 3.79; twg with
-// one plane lost (3.64 and 3.15 bf16). Cout/g <= 16 stays on the halo kernel: on case 1
-// (Cout 16, kernel 3 x 5 x 7) four planes do not fit and two lost (bf16 0.98 against 0.48).
+// one plane lost (3.64 and 3.15 bf16). With Cout/g <= 16 it takes them only with four stacked
+// w taps (plan_twg): on suite case 1 (Cout 16, kernel 3 x 5 x 7) four planes do not fit and two
+// lost (bf16 0.98 against 0.48), while four w taps won (H100, 2026-11-25, halo_ab.py --batch
+// 5, ms, per-phase halo / twg four w taps, NCDHW and channels_last: TF32 0.852 / 0.616 and
+// 0.910 / 0.589, bf16 0.487 / 0.407 and 0.464 / 0.366, strict fp32 2.040 / 1.438 and
+// 2.133 / 1.400).
 // 16-bit strided layers without the 16-byte channel loader (NCDHW x) take it over the fused
 // kernel and v1 too (H100, 2026-11-24, halo_ab.py --batch 5, two rounds, ms, NCDHW, the old
 // choice / twg: case 12 bf16 0.397, 0.403 (fused) / 0.353, 0.360, fp16 0.400, 0.403 / 0.356, 0.360;
@@ -430,7 +446,7 @@ bool twg_pays(const FastPlan& f, const TapStats& ts) {
   const bool halo_rule = f.halo && f.args.fuse == 0 && long_phases;
   if (f.p.Cout_g > 32) return tf32_short || scalar16_strided || tma16_short || halo_rule;
   const bool stride1 = f.p.stride[0] == 1 && f.p.stride[1] == 1 && f.p.stride[2] == 1;
-  return f.p.Cout_g > 16 && stride1 && halo_rule;
+  return (f.p.Cout_g > 16 || twg_wstack_ok(f.p, f.args.ax[2], 4)) && stride1 && halo_rule;
 }
 
 // TMA box loads (fwd/tma.cuh) for the transposed kernel: tma_strides_ok, and box extents within
@@ -450,16 +466,18 @@ bool twg_tma_ok(const FastPlan& f, int bqh, int bqw, int planes) {
   return true;
 }
 
-// plan_twg: the longest average K loop per CTA (channel chunks x taps per phase) at which the
-// transposed kernel takes two slices per CTA.
+// plan_twg: the longest average K loop per CTA (channel chunks x box shifts per phase: taps when
+// unstacked) at which the transposed kernel takes two slices per CTA.
 constexpr double kTwgTwoSliceK = 96;
 
 // The best twg tile of one slice count: run length, slice shape, shared memory, box buffers,
-// stacked depth planes per warpgroup and the tap table's entries.
+// stacked blocks per warpgroup (depth planes or w taps) and the tap table's entries.
 struct TwgTile {
   double cost = 0;
   int nr = 0, h = 0, w = 0, box_bufs = 1, stack = 1;
+  bool wstack = false;  // the stack's blocks are w taps (a.stack_w), not depth planes
   int64_t smem = 0, tap_cap = 0;
+  int planes() const { return wstack ? 1 : stack; }  // depth planes per warpgroup
 };
 
 // Depth planes per warpgroup the twg kernel may stack for this layer: J blocks of 64 / J rows
@@ -474,10 +492,19 @@ bool twg_stack_ok(const ConvT3dParams& p, const fwd::AxisPlan& axd, int stack) {
   return true;
 }
 
+// The K loop of one phase of the twg kernel, in box shifts per channel chunk: its taps, with J
+// stacked depth planes nd + J - 1 shifts along depth, with J stacked w taps ceil(nw / J) along w.
+int64_t twg_shifts(const fwd::AxisPlan* ax, int J, bool ws, int rd, int rh, int rw) {
+  const int64_t nd = ax[0].ntap[rd], nw = ax[2].ntap[rw];
+  if (nd == 0) return 0;
+  return ws ? nd * ax[1].ntap[rh] * ceil_div(nw, int64_t(J)) : (nd + J - 1) * ax[1].ntap[rh] * nw;
+}
+
 // Transposed wgmma kernel (fwd/twg_kernel.cuh): bf16, fp16, TF32 or 3xTF32 on an sm_90a build
 // and an sm_90 device, Cout/g <= 64 (one M = 64 tile). Picks the run length NR, the slice shape
-// bqh x bqw (bqh lines of the box width bqw + span_w <= NR) and the stacked depth planes J
-// (twg_stack_ok; CONVT3D_TWG_STACK fixes it where legal) with the fewest estimated
+// bqh x bqw (bqh lines of the box width bqw + span_w <= NR) and the stacked blocks J, depth
+// planes (twg_stack_ok) or w taps (twg_wstack_ok; CONVT3D_TWG_STACK fixes J where legal,
+// CONVT3D_TWG_WSTACK=1/0 only w taps / only planes) with the fewest estimated
 // tensor-core cycles plus box positions loaded, summed over the phases. Four slices take one
 // CTA per SM (512 threads at up to 128 registers) and may use all the opt-in shared memory;
 // two slices must leave room for two CTAs per SM. 3xTF32 takes kTwgX3Run and two slices at one
@@ -494,14 +521,17 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const TapStats ts = tap_stats(f.p, ax);
   if (env == -1 && !twg_pays(f, ts)) return;
   if (ts.nonempty == 0 || !tap_offsets_fit(f.p, f.args.cin_pad)) return;
-  // Stacks to try: the switch's where legal, else every legal one.
-  std::vector<int> stacks;
-  for (int j : {1, 2, 4}) {
-    if ((f.sw.twg_stack == 0 || f.sw.twg_stack == j) && twg_stack_ok(p, ax[0], j)) {
-      stacks.push_back(j);
+  // Stacks to try (J, w taps or depth planes): the switches' where legal, else every legal one,
+  // depth planes first.
+  std::vector<std::pair<int, bool>> stacks;
+  for (bool ws : {false, true}) {
+    if (f.sw.twg_wstack == (ws ? 0 : 1)) continue;
+    for (int j : {1, 2, 4}) {
+      if (f.sw.twg_stack != 0 && f.sw.twg_stack != j) continue;
+      if (ws ? twg_wstack_ok(p, ax[2], j) : twg_stack_ok(p, ax[0], j)) stacks.emplace_back(j, ws);
     }
   }
-  if (stacks.empty()) stacks.push_back(1);
+  if (stacks.empty()) stacks.emplace_back(1, false);
   const cudaDeviceProp* prop = at::cuda::getDeviceProperties(x.get_device());
   const int64_t chunks = ceil_div(f.p.Cin_g, fwd::bk_elems(f.mode));
   const int64_t ext_d = max_span(ax[0]), ext_h = max_span(ax[1]), ext_w = max_span(ax[2]);
@@ -513,16 +543,27 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
                                             int64_t(prop->reservedSharedMemPerBlock);
     TwgTile best;
     int64_t best_pos_pad = 0;
-    for (int J : stacks) {
-      const int64_t dd = int64_t(sl) * J;  // output planes per CTA
+    // W taps stack only beyond the most depth planes that fit: at equal J the deeper box of
+    // stacked planes serves twice the outputs per box and weight load (H100, 2026-11-25,
+    // halo_ab.py --batch 5, ms, two planes / two w taps: suite case 4 (Cout 24) TF32 4.40 /
+    // 5.40 NCDHW, 3.82 / 5.02 channels_last, bf16 2.87 / 3.99 and 2.24 / 3.46). Suite case 1
+    // (Cout 16, 7 w taps), where four planes do not fit: four w taps 0.616 / two planes 1.541
+    // TF32 NCDHW, 0.407 / 0.858 bf16.
+    int depth_fit = 0;
+    for (const auto& [J, ws] : stacks) {
+      if (ws && J <= depth_fit) continue;
+      const int JD = ws ? 1 : J;            // depth planes per warpgroup
+      const int64_t dd = int64_t(sl) * JD;  // output planes per CTA
+      // A phase's shifts: nd + J - 1 along depth, or ceil(nw / J) along w.
+      auto shifts = [&, J = J, ws = ws](int rd, int rh, int rw) {
+        return twg_shifts(ax, J, ws, rd, rh, rw);
+      };
       // Tap table entries: a phase's shifts x blocks (taps when J = 1).
       int64_t entries = 0;
       for (int rd = 0; rd < p.stride[0]; ++rd)
         for (int rh = 0; rh < p.stride[1]; ++rh)
           for (int rw = 0; rw < p.stride[2]; ++rw) {
-            const int64_t nd = ax[0].ntap[rd];
-            entries = std::max(entries, (nd > 0 ? nd + J - 1 : 0) * ax[1].ntap[rh] *
-                                            ax[2].ntap[rw] * J);
+            entries = std::max(entries, shifts(rd, rh, rw) * J);
           }
       const int64_t tap_cap = (entries + 3) / 4 * 4;
       for (int nr : fwd::kTwgRuns) {
@@ -544,23 +585,23 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
                 max_pos = std::max(max_pos, pos);
                 const double tiles = double(p.N) * ceil_div(ax[0].q[rd], dd) *
                                      ceil_div(ax[1].q[rh], bqh) * ceil_div(ax[2].q[rw], bqw);
-                const int64_t nd = ax[0].ntap[rd];
-                const int64_t t = (nd > 0 ? nd + J - 1 : 0) * ax[1].ntap[rh] * ax[2].ntap[rw];
+                const int64_t t = shifts(rd, rh, rw);
                 const double mma = double(sl) * nr * t;
-                cost += tiles * ((t > 0 ? double(chunks) * (mma + pos) : 0.0) + J * bqh * bqw);
+                cost += tiles * ((t > 0 ? double(chunks) * (mma + pos) : 0.0) + JD * bqh * bqw);
               }
           // The kernel's box rows (twg_box_rows), bounded over the phases by the largest span
           // per axis (a TMA box's, which every phase then has): the last slice's run from the
           // first tap, at (J - 1) x cstep_d + ext_d planes, ext_h lines and ext_w columns in.
           const int64_t hh = bqh + ext_h, hw = bqw + ext_w;
-          const int64_t reach = (dd - J + (J - 1) * cstep_d + ext_d) * hh * hw + ext_h * hw +
+          const int64_t reach = (dd - JD + (JD - 1) * cstep_d + ext_d) * hh * hw + ext_h * hw +
                                 ext_w + nr;
           const int64_t pos_pad = fwd::twg_box_rows(max_pos, reach);
-          const int64_t smem =
-              fwd::twg_smem_bytes(nr, int(dd * bqh * bqw), pos_pad, tap_cap, 1, sl, J, split);
+          const int64_t smem = fwd::twg_smem_bytes(nr, int(dd * bqh * bqw), pos_pad, tap_cap, 1,
+                                                   sl, J, split, ws);
           if (smem > cap) continue;
+          if (!ws) depth_fit = std::max(depth_fit, J);
           if (best.nr == 0 || cost < best.cost) {
-            best = TwgTile{cost, nr, int(bqh), int(bqw), 1, J, smem, tap_cap};
+            best = TwgTile{cost, nr, int(bqh), int(bqw), 1, J, ws, smem, tap_cap};
             best_pos_pad = pos_pad;
           }
         }
@@ -578,8 +619,8 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
         f.sw.box_stream == 1 || (f.sw.box_stream == -1 && (f.kvec || x3));
     if (best.nr > 0 && chunks > 1 && stream_ok) {
       const int64_t stream_smem =
-          fwd::twg_smem_bytes(best.nr, int(sl * best.stack * best.h * best.w), best_pos_pad,
-                              best.tap_cap, 2, sl, best.stack, split);
+          fwd::twg_smem_bytes(best.nr, int(sl * best.planes() * best.h * best.w), best_pos_pad,
+                              best.tap_cap, 2, sl, best.stack, split, best.wstack);
       if (stream_smem <= cap) {
         best.box_bufs = 2;
         best.smem = stream_smem;
@@ -602,17 +643,32 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int sl_env = x3 ? 2 : f.sw.twg_slices;  // CONVT3D_TWG_SLICES=2/4 fixes it
   int slices = sl_env != 0 ? sl_env : fwd::kTwgSlices;
   TwgTile t = search(slices);
-  const double k_chunks = double(chunks) * double(ts.taps_sum) / double(ts.nonempty);
+  // The K loop per CTA: channel chunks x box shifts per non-empty phase (taps when unstacked).
+  int64_t shifts_sum = 0;
+  for (int rd = 0; rd < p.stride[0]; ++rd)
+    for (int rh = 0; rh < p.stride[1]; ++rh)
+      for (int rw = 0; rw < p.stride[2]; ++rw) {
+        if (int64_t(ax[0].q[rd]) * ax[1].q[rh] * ax[2].q[rw] == 0) continue;  // as tap_stats
+        shifts_sum += twg_shifts(ax, t.stack, t.wstack, rd, rh, rw);
+      }
+  const double k_chunks = double(chunks) * double(shifts_sum) / double(ts.nonempty);
   if (sl_env == 0 && t.nr > 0 && k_chunks <= kTwgTwoSliceK) {
+    // The same tile with half the slices; with stacked w taps any tile of the same stack (suite
+    // case 1 at two slices took run length 144 where four took 128, and gained: H100,
+    // 2026-11-25, halo_ab.py --batch 5, ms, four / two slices, NCDHW and channels_last: TF32
+    // 0.624 / 0.591 and 0.602 / 0.573, bf16 0.434 / 0.381 and 0.370 / 0.345).
     const TwgTile t2 = search(2);
-    if (t2.nr == t.nr && t2.h == t.h && t2.w == t.w && t2.stack == t.stack) {
+    if (t2.nr > 0 && t2.stack == t.stack && t2.wstack == t.wstack &&
+        (t.wstack || (t2.nr == t.nr && t2.h == t.h && t2.w == t.w))) {
       t = t2;
       slices = 2;
     }
   }
   if (t.nr == 0) return;
-  if (env == -1 && f.p.Cout_g <= 32 && t.stack < 2) return;  // twg_pays: stacked planes only
-  const int64_t tiles0 = p.N * ceil_div(ax[0].q[0], int64_t(slices) * t.stack) *
+  // twg_pays: narrow layers only where the stacked blocks fill more than half of M
+  if (env == -1 && f.p.Cout_g <= 32 && f.p.Cout_g * t.stack <= 32) return;
+  if (env == -1 && f.p.Cout_g <= 16 && !t.wstack) return;  // measured with w taps only
+  const int64_t tiles0 = p.N * ceil_div(ax[0].q[0], int64_t(slices) * t.planes()) *
                          ceil_div(Qh0, t.h) * ceil_div(Qw0, t.w);
   const int64_t phases = p.stride[0] * p.stride[1] * p.stride[2];
   const double blocks = double(tiles0) * double(phases) * double(f.p.groups);
@@ -624,19 +680,20 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   a.smem_bytes = static_cast<int>(t.smem);
   a.tap_cap = static_cast<int>(t.tap_cap);
   a.stack = t.stack;
+  a.stack_w = t.wstack ? 1 : 0;
   a.m_tiles = static_cast<int>(tiles0);
   a.n_tiles = 1;
   a.phases = static_cast<int>(phases);
   a.fuse = 0;
   a.wg = 0;
   a.box_bufs = t.box_bufs;
-  a.box_tma = twg_tma_ok(f, t.h, t.w, slices * t.stack) ? 1 : 0;
+  a.box_tma = twg_tma_ok(f, t.h, t.w, slices * t.planes()) ? 1 : 0;
   for (int i = 0; i < 3; ++i) a.uext[i] = max_span(ax[i]);  // the TMA box's spans
   f.blocks = tiles0 * phases * f.p.groups;
   f.halo = false;
   f.twg_nr = t.nr;
   f.name = std::string("twg_") + fwd::mode_name(f.mode) + "_n" + std::to_string(t.nr) +
-           (slices == 2 ? "_s2" : "") + (t.stack > 1 ? "_j" + std::to_string(t.stack) : "") +
+           (slices == 2 ? "_s2" : "") + (t.stack > 1 ? (t.wstack ? "_w" : "_j") + std::to_string(t.stack) : "") +
            (t.box_bufs > 1 ? "_stream" : "") +
            (a.box_tma ? "_tma" : f.kvec ? "_kvec" : "_mfast");
 }
@@ -975,7 +1032,7 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   } else if (f.twg_nr > 0) {
     if (a.box_tma) {
       // + the largest span of any phase, per axis; the depth is slices x stacked planes
-      const int ext[3] = {a.box[0] * a.stack, a.box[1], a.box[2]};
+      const int ext[3] = {a.box[0] * (a.stack_w ? 1 : a.stack), a.box[1], a.box[2]};
       int box[4] = {fwd::bk_elems(f.mode), 0, 0, 0};
       for (int i = 0; i < 3; ++i) box[3 - i] = ext[i] + a.uext[i];  // (c, w, h, d)
       const int64_t sizes[5] = {p.N, p.Cin, p.in[0], p.in[1], p.in[2]};

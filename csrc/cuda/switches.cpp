@@ -37,6 +37,7 @@ Switches read_switches() {
   s.twg_slices = read_int("CONVT3D_TWG_SLICES", {2, 4}, 0);
   s.twg_tma = read_int("CONVT3D_TWG_TMA", {0}, 1);
   s.twg_stack = read_int("CONVT3D_TWG_STACK", {1, 2, 4}, 0);
+  s.twg_wstack = read_int("CONVT3D_TWG_WSTACK", {0, 1}, -1);
   s.pw = read_int("CONVT3D_PW", {0, 1}, -1);
   s.pw_bn = read_int("CONVT3D_PW_BN", fwd::kPwBns, 0);
   s.pw_wdirect = read_int("CONVT3D_PW_WDIRECT", {0}, 1);

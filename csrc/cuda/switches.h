@@ -16,7 +16,8 @@ struct Switches {
   int twg = -1;         // CONVT3D_TWG: 1 the transposed wgmma kernel wherever legal, 0 never
   int twg_slices = 0;   // CONVT3D_TWG_SLICES: 2 or 4 slices per twg CTA; 0 the rule
   int twg_tma = 1;      // CONVT3D_TWG_TMA=0: twg loads channels_last boxes with cp.async
-  int twg_stack = 0;    // CONVT3D_TWG_STACK: 1, 2 or 4 stacked depth planes where legal; 0 the rule
+  int twg_stack = 0;    // CONVT3D_TWG_STACK: 1, 2 or 4 stacked blocks where legal; 0 the rule
+  int twg_wstack = -1;  // CONVT3D_TWG_WSTACK: 1 stacks w taps only, 0 depth planes only; -1 either
   int pw = -1;          // CONVT3D_PW: 1 the non-overlapping kernel wherever legal, 0 never
   int pw_bn = 0;        // CONVT3D_PW_BN: 64, 128 or 256 fixes its BN; 0 the rule
   int pw_wdirect = 1;   // CONVT3D_PW_WDIRECT=0: pw always reads the repacked weight
@@ -25,10 +26,10 @@ struct Switches {
   int prefill = -1;     // CONVT3D_PREFILL: 1 prefill y wherever legal, 0 never; -1 the rule
   int plan_cache = 1;   // CONVT3D_PLAN_CACHE=0: plan every call (timing, bisecting the cache)
 
-  static constexpr int kCount = 14;
+  static constexpr int kCount = 15;
   std::array<int, kCount> values() const {
-    return {halo, wgmma, box_stream, twg, twg_slices, twg_tma, twg_stack, pw, pw_bn, pw_wdirect,
-            pw_persist, dense, prefill, plan_cache};
+    return {halo,   wgmma,      box_stream, twg,   twg_slices, twg_tma, twg_stack, twg_wstack,
+            pw,     pw_bn,      pw_wdirect, pw_persist, dense, prefill, plan_cache};
   }
 };
 

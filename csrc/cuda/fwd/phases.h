@@ -96,8 +96,11 @@ struct FwdArgs {
   int box_tma = 0;
   // Transposed wgmma kernel only: output depth planes per warpgroup. Its M = 64 rows are
   // `stack` blocks of 64 / stack channels (Cout/g <= 64 / stack), block j the plane qd + j, so a
-  // narrow layer fills the tile (twg_kernel.cuh); 1 otherwise.
+  // narrow layer fills the tile (twg_kernel.cuh); 1 otherwise. With stack_w = 1 the blocks are
+  // not planes but w offsets: block j holds taps j (cstep) apart along w for the same outputs,
+  // and the epilogue sums the blocks' shifted columns (one plane per warpgroup).
   int stack = 1;
+  int stack_w = 0;
   // The non-overlapping kernel (pw_kernel.cuh) with NCDHW-like x: positions are contiguous per
   // channel, so A arrives M-major (16-bit: read so; TF32: transposed in shared memory) and the
   // columns run (co, td, th, tw).

@@ -201,7 +201,8 @@ constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long lon
 // with two, the weight reads alone kept L2 85 % busy on suite case 3 (ncu, H100). Two slices
 // with half the weight stage (two CTAs per SM, so one CTA's box load and epilogue overlap the
 // other's MMAs) are kept for phases with few taps (plan_twg). With a.stack = J > 1 (narrow
-// layers, Cout/g <= 64 / J) each slice is J depth planes, its 64 rows J blocks of channels.
+// layers, Cout/g <= 64 / J) each slice is J depth planes, its 64 rows J blocks of channels, or
+// (a.stack_w) one plane whose J blocks hold J neighbouring w taps, summed in the epilogue.
 inline constexpr int kTwgRuns[] = {128, 144, 160};
 // 3xTF32 (strict fp32): big and small TF32 copies of both operands, three wgmmas per K step into
 // three accumulator sets (3 x NR / 2 registers), so one run length, two slices and one CTA per
@@ -227,26 +228,29 @@ constexpr long long twg_box_rows(long long pos, long long reach) {
   return ((pos > reach ? pos : reach) + 7) / 8 * 8;
 }
 
-// Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= slices x stack
-// x NR), the tap table (4 B per entry: a weight offset per tap, or per shift and stack block),
-// two mbarriers, then (kTwgAlign-aligned, the slack included) the weight stages and box_bufs
-// boxes [pos_pad][64 B] (pos_pad: twg_box_rows), with the epilogue tile [bm][64 / stack + 1]
-// fp32 over them. split = 2 (3xTF32) doubles the weight stages and the boxes: a big and a
-// small copy of each.
+// Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= slices x planes
+// x NR, planes = stacked depth planes), the tap table (4 B per entry: a weight offset per tap,
+// or per shift and stack block), two mbarriers, then (kTwgAlign-aligned, the slack included) the
+// weight stages and box_bufs boxes [pos_pad][64 B] (pos_pad: twg_box_rows), with the epilogue
+// tile [bm][64 / stack + 1] fp32 over them (with w-stacked blocks, wstack, one such tile per
+// block). split = 2 (3xTF32) doubles the weight stages and the boxes: a big and a small copy of
+// each.
 // The two box mbarriers (TMA loads) follow the tap table, 8-byte aligned.
-constexpr long long twg_bar_offset(int nr, long long tap_cap, int slices, int stack) {
-  return (8LL * slices * stack * nr + 4 * tap_cap + 7) / 8 * 8;
+constexpr long long twg_bar_offset(int nr, long long tap_cap, int slices, int planes) {
+  return (8LL * slices * planes * nr + 4 * tap_cap + 7) / 8 * 8;
 }
-constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices, int stack) {
-  return (twg_bar_offset(nr, tap_cap, slices, stack) + 16 + 127) / 128 * 128;
+constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices, int planes) {
+  return (twg_bar_offset(nr, tap_cap, slices, planes) + 16 + 127) / 128 * 128;
 }
 constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long tap_cap,
-                                   int box_bufs, int slices, int stack, int split = 1) {
+                                   int box_bufs, int slices, int stack, int split = 1,
+                                   bool wstack = false) {
   const long long main =
       1LL * split * twg_stages(split) * twg_taps_per_stage(slices) * kTwgTapBytes +
                          1LL * split * box_bufs * kChunks * pos_pad * kChunkBytes;
-  const long long epi = 4LL * bm * (64 / stack + 1);
-  return twg_head_bytes(nr, tap_cap, slices, stack) + kTwgAlign + (main > epi ? main : epi);
+  const long long epi = 4LL * bm * (wstack ? stack : 1) * (64 / stack + 1);
+  return twg_head_bytes(nr, tap_cap, slices, wstack ? 1 : stack) + kTwgAlign +
+         (main > epi ? main : epi);
 }
 
 // ---- non-overlapping path (pw_kernel.cuh, sm_90a, bf16/fp16/TF32/3xTF32): one dense GEMM of

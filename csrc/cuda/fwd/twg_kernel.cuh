@@ -33,6 +33,8 @@
 // rows are J blocks of 64 / J channels, block j computing output plane qd + j from the same B
 // (a box shift), so a CTA covers SL J planes and the tensor core does J times the useful work
 // per wgmma, less the shifts where a block has no tap (nd + J - 1 shifts for nd depth taps).
+// With a.stack_w the J blocks are instead J neighbouring w taps of the same outputs (ceil(nw / J)
+// shifts along w), and the epilogue adds block j's columns shifted by j taps.
 #pragma once
 
 #include "fast_div.cuh"
@@ -84,16 +86,23 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   // where 0 <= jd < nd, zero weight rows elsewhere. The host takes it only with unit depth
   // tap steps (cstep 1), where a tap's depth offset is nd - 1 - jd planes.
   const int J = STACK ? a.stack : 1, cpad = 64 / J;
+  // W-stacked M (a.stack_w, STACK only): the J blocks are not planes but w offsets of one plane.
+  // Shift sw of the nws = ceil(nw / J) along w is block j's tap jw = nw - 1 - j - (nws - 1 -
+  // sw) J (none where < 0), and block j's D column v is output column v - j cstep: the epilogue
+  // sums the blocks' tiles. A kernel wide in w (suite case 1: 7 w taps, Cout 16) then runs
+  // 2 shifts per (depth, h) tap instead of 7, each with 64 useful rows of 64.
+  const bool WS = STACK && a.stack_w != 0;
+  const int JD = WS ? 1 : J;  // depth planes per warpgroup
   extern __shared__ __align__(128) unsigned char smem[];
-  int64_t* yrow = reinterpret_cast<int64_t*>(smem);                  // <= SL J NR rows
+  int64_t* yrow = reinterpret_cast<int64_t*>(smem);                  // <= SL JD NR rows
   // Weight element offset of each tap, or with J > 1 of each (shift, block), -1 for none (box
   // offsets are walked arithmetically: next_tap below).
-  int* tap_w = reinterpret_cast<int*>(yrow + SL * J * NR);
+  int* tap_w = reinterpret_cast<int*>(yrow + SL * JD * NR);
   // The TMA box loads' mbarriers, one per box buffer (a.box_tma).
-  const uint32_t box_bar = smem_addr(smem) + uint32_t(twg_bar_offset(NR, a.tap_cap, SL, J));
+  const uint32_t box_bar = smem_addr(smem) + uint32_t(twg_bar_offset(NR, a.tap_cap, SL, JD));
   // Weight stages and boxes at the next kTwgAlign boundary (the swizzle's period).
   const uint32_t s0 = smem_addr(smem);
-  const uint32_t sw0 = s0 + uint32_t(twg_head_bytes(NR, a.tap_cap, SL, J));
+  const uint32_t sw0 = s0 + uint32_t(twg_head_bytes(NR, a.tap_cap, SL, JD));
   unsigned char* sw = smem + (((sw0 + kTwgAlign - 1) & ~uint32_t(kTwgAlign - 1)) - s0);
   unsigned char* sbox = sw + S * C::kStageBytes;                     // [buf][pos][64 B]
   const uint32_t sw_addr = smem_addr(sw);
@@ -105,7 +114,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   const TileCoord tc = tile_coord(a);
   if (phase_prefilled(a, tc)) return;
   const int g = tc.g, rd = tc.rd, rh = tc.rh, rw = tc.rw;
-  const int bqh = a.box[1], bqw = a.box[2], DD = SL * J;
+  const int bqh = a.box[1], bqw = a.box[2], DD = SL * JD;
   const int Qd = a.ax[0].q[rd], Qh = a.ax[1].q[rh], Qw = a.ax[2].q[rw];
   int qd0, qh0, qw0, n;
   {
@@ -139,19 +148,20 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   }
   const int HD = DD + ext[0], HH = bqh + ext[1], HW = bqw + ext[2];
   const int P = HD * HH * HW;
-  // Taps of the phase, or with J > 1 its shifts (nd + J - 1 along depth).
-  const int nd = a.ax[0].ntap[rd], nds = nd > 0 ? nd + J - 1 : 0;
-  const int nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
-  const int taps = nds * nh * nw;
-  // Tap (shift) t = (jd * nh + jh) * nw + jw sits at box offset
-  // (nds-1-jd) * step_d + (nh-1-jh) * step_h + (nw-1-jw) * step_w, plus a TMA box's skew.
-  const int step_w = a.ax[2].cstep, step_h = a.ax[1].cstep * HW,
+  // Taps of the phase, or with J > 1 its shifts (nd + J - 1 along depth, or ceil(nw / J) along
+  // w when w-stacked).
+  const int nd = a.ax[0].ntap[rd], nds = nd > 0 ? nd + JD - 1 : 0;
+  const int nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw], nws = WS ? (nw + J - 1) / J : nw;
+  const int taps = nds * nh * nws;
+  // Tap (shift) t = (jd * nh + jh) * nws + jw sits at box offset
+  // (nds-1-jd) * step_d + (nh-1-jh) * step_h + (nws-1-jw) * step_w, plus a TMA box's skew.
+  const int step_w = a.ax[2].cstep * (WS ? J : 1), step_h = a.ax[1].cstep * HW,
             step_d = a.ax[0].cstep * HH * HW;
-  const int pos_first = (nds - 1) * step_d + (nh - 1) * step_h + (nw - 1) * step_w +
+  const int pos_first = (nds - 1) * step_d + (nh - 1) * step_h + (nws - 1) * step_w +
                         skew[0] * HH * HW + skew[1] * HW + skew[2];
   // Box rows per buffer: the last slice's run from the first tap reads furthest (host:
   // twg_box_rows in plan_twg, the same bound over the phases).
-  const int PP = int(twg_box_rows(P, (SL - 1) * J * HH * HW + pos_first + NR));
+  const int PP = int(twg_box_rows(P, (SL - 1) * JD * HH * HW + pos_first + NR));
   const int small_box = PP * kBkBytes;   // 3xTF32: the small copy's offset in a buffer
   const int box_bytes = C::kSplit * small_box;  // one buffer
   const int id0 = qd0 + lo[0], ih0 = qh0 + lo[1], iw0 = qw0 + lo[2];
@@ -318,15 +328,19 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     mbar_init(box_bar + 8, 1);
   }
   {
-    // Entry t J + j: shift t = (jd', jh, jw), block j -> tap jd = jd' + j - (J - 1).
+    // Entry t J + j: shift t = (jd', jh, jw'), block j -> tap jd = jd' + j - (J - 1), or
+    // w-stacked tap jw = nw - 1 - j - (nws - 1 - jw') J.
     for (int e = tid; e < taps * J; e += NT) {
       const int t = e / J, j = e - t * J;
-      const int jw = t % nw, jh = (t / nw) % nh, jd = t / (nw * nh) + j - (J - 1);
+      const int sw = t % nws, jh = (t / nws) % nh, sd = t / (nws * nh);
+      const int jd = WS ? sd : sd + j - (J - 1);
+      const int jw = WS ? nw - 1 - j - (nws - 1 - sw) * J : sw;
       const int td = a.ax[0].t0[rd] + jd * a.ax[0].tstep;
       const int th = a.ax[1].t0[rh] + jh * a.ax[1].tstep;
       const int tw = a.ax[2].t0[rw] + jw * a.ax[2].tstep;
-      tap_w[e] = jd >= 0 && jd < nd ? ((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g * a.cin_pad
-                                    : -1;
+      tap_w[e] = jd >= 0 && jd < nd && jw >= 0
+                     ? ((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g * a.cin_pad
+                     : -1;
     }
   }
 
@@ -351,12 +365,12 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     // comes through a shuffle (the compiler then knows it is uniform) and the taps' box
     // offsets are walked arithmetically (next_tap) rather than read from a shared table,
     // which cost an R2UR and moves per wgmma.
-    const uint32_t slice_pos = uint32_t(__shfl_sync(0xffffffffu, slice, 0) * J * HH * HW);
+    const uint32_t slice_pos = uint32_t(__shfl_sync(0xffffffffu, slice, 0) * JD * HH * HW);
     int jw = 0, jh = 0, tap_pos = pos_first;
     uint32_t bar_phase = 0;  // bit b: parity of box buffer b's next TMA load
     auto next_tap = [&]() {  // selects, no branches: a branch would fence the wgmmas
-      const bool wrap_w = ++jw == nw;
-      tap_pos += wrap_w ? (nw - 1) * step_w - step_h : -step_w;
+      const bool wrap_w = ++jw == nws;
+      tap_pos += wrap_w ? (nws - 1) * step_w - step_h : -step_w;
       jw = wrap_w ? 0 : jw;
       const bool wrap_h = wrap_w && ++jh == nh;
       tap_pos += wrap_h ? nh * step_h - step_d : 0;
@@ -475,6 +489,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   // (both rows: blocks are >= 16 rows) and channels co (+ 8), and virtual rows
   // v = 8 j + 2 (lane % 4) (+ 1); v = line * HW + column, kept when line < bqh, column < bqw.
   // The tile is [bm][cpad + 1], row (plane, line, column) of the CTA's DD x bqh x bqw.
+  // W-stacked: block jb has its own tile, its column v at output column v - jb cstep, and the
+  // bias goes into block 0's.
   float* ct = reinterpret_cast<float*>(sw);
   {
     const T* bias = static_cast<const T*>(a.bias);
@@ -484,9 +500,13 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int col = co + 8 * h;
-      bv[h] = bias != nullptr && col < a.cout_g ? to_float(bias[int64_t(g) * a.cout_g + col]) : 0.f;
+      bv[h] = bias != nullptr && col < a.cout_g && !(WS && jb > 0)
+                  ? to_float(bias[int64_t(g) * a.cout_g + col])
+                  : 0.f;
     }
-    const int row0 = (slice * J + jb) * bqh * bqw;
+    const int row0 = (slice * JD + (WS ? 0 : jb)) * bqh * bqw;
+    const int cshift = WS ? jb * a.ax[2].cstep : 0;
+    float* const ctb = ct + (WS ? jb * bm * (cpad + 1) : 0);
 #pragma unroll
     for (int j = 0; j < NR / 8; ++j) {
 #pragma unroll
@@ -494,8 +514,9 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
         const int v = 8 * j + 2 * (lane % 4) + e;
         int col;
         const int line = div_hw.divmod(v, col);
-        if (line < bqh && col < bqw) {
-          float* dst = ct + (row0 + line * bqw + col) * (cpad + 1) + co;
+        col -= cshift;
+        if (line < bqh && unsigned(col) < unsigned(bqw)) {
+          float* dst = ctb + (row0 + line * bqw + col) * (cpad + 1) + co;
           dst[0] = acc[0][j][e] + bv[0];
           dst[8] = acc[0][j][2 + e] + bv[1];
         }
@@ -503,6 +524,20 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     }
   }
   __syncthreads();
+  if (WS) {
+    // Output column c takes block j's column c + j cstep where that lies in the line (HW):
+    // the only blocks with a tap there (their tap jw >= 0 keeps it within the box span), in
+    // block order, so the sum is the same every run.
+    const int cs = a.ax[2].cstep, tile = bm * (cpad + 1);
+    for (int i = tid; i < bm * cpad; i += NT) {
+      const int r = i / cpad, co = i - r * cpad, c = r % bqw;
+      float* p = ct + r * (cpad + 1) + co;
+      float sum = p[0];
+      for (int j = 1; j < J && c + j * cs < HW; ++j) sum += p[j * tile];
+      p[0] = sum;
+    }
+    __syncthreads();
+  }
   if (!STACK) {
     tile_to_y<64, NT, T>(ct, bm, yrow, 1, a, 0);
   } else if (J == 2) {

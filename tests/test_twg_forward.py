@@ -314,3 +314,21 @@ def test_twg_wstacked_bitwise_deterministic(layout, precision, monkeypatch):
     spec = TWG_WSTACK_CASES[0]
     fits = twg_available() and twg_run(spec, precision[3]) is not None
     assert_bitwise_repeatable(spec, precision, layout, "twg_" if fits else None)
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+def test_twg_wstacked_ignores_stale_shared_memory(layout, precision, monkeypatch):
+    """W-stacked blocks multiply zero weight rows by box rows just past the box, which no box load
+    writes (the kernel zeroes them): NaN left in shared memory by an earlier call must not reach
+    the output. A call on x full of NaN with larger boxes leaves NaN there first."""
+    monkeypatch.setenv("CONVT3D_TWG_STACK", "4")
+    monkeypatch.setenv("CONVT3D_TWG_WSTACK", "1")
+    spec = TWG_WSTACK_CASES[0]
+    big = spec[:3] + ((6, 12, 40),) + spec[4:]
+    (x, w, b), _ = make(big, precision[0], layout)
+    with allow_tf32(precision[1]):
+        y = ic.conv_transpose3d(torch.full_like(x, float("nan")), w, b, *geometry_args(big)[:3],
+                                big[9], big[8])
+    assert torch.isnan(y).all()
+    run(spec, precision, layout, expect_path=False, kernel="twg" if twg_available() else None)

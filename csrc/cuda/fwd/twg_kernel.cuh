@@ -66,10 +66,12 @@ struct TwgCfg {
   static constexpr int kTapsPerPass = NT / (64 * kChunks);  // weight copies: one tap = 256
 };
 
-// STACK: a.stack > 1 stacked depth planes (J read at run time); false compiles J = 1, so the
+// STACK: a.stack > 1 stacked blocks (J read at run time); false compiles J = 1, so the
 // unstacked kernel keeps its constant tile strides and loop (a run-time J of 1 made suite cases
-// 2, 3, 11 and 12 3-8 % slower on an H100).
-template <Mode MODE, int NR, bool KVEC, int SL, bool STACK>
+// 2, 3, 11 and 12 3-8 % slower on an H100). WTAPS: the blocks may be w taps (a.stack_w read at
+// run time); false compiles depth planes only, without the w-tap code, whose registers made the
+// depth-stacked NCDHW kernels spill (suite case 4 bf16 NCDHW 2.89 -> 3.53 ms, H200, 2026-11-26).
+template <Mode MODE, int NR, bool KVEC, int SL, bool STACK, bool WTAPS>
 __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
                                   TwgCfg<MODE, NR, KVEC, SL>::kMinBlocks)
     twg_fwd_kernel(const __grid_constant__ FwdArgs a) {
@@ -86,12 +88,12 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   // where 0 <= jd < nd, zero weight rows elsewhere. The host takes it only with unit depth
   // tap steps (cstep 1), where a tap's depth offset is nd - 1 - jd planes.
   const int J = STACK ? a.stack : 1, cpad = 64 / J;
-  // W-stacked M (a.stack_w, STACK only): the J blocks are not planes but w offsets of one plane.
+  // W-stacked M (a.stack_w, WTAPS only): the J blocks are not planes but w offsets of one plane.
   // Shift sw of the nws = ceil(nw / J) along w is block j's tap jw = nw - 1 - j - (nws - 1 -
   // sw) J (none where < 0), and block j's D column v is output column v - j cstep: the epilogue
   // sums the blocks' tiles. A kernel wide in w (suite case 1: 7 w taps, Cout 16) then runs
   // 2 shifts per (depth, h) tap instead of 7, each with 64 useful rows of 64.
-  const bool WS = STACK && a.stack_w != 0;
+  const bool WS = STACK && WTAPS && a.stack_w != 0;
   const int JD = WS ? 1 : J;  // depth planes per warpgroup
   extern __shared__ __align__(128) unsigned char smem[];
   int64_t* yrow = reinterpret_cast<int64_t*>(smem);                  // <= SL JD NR rows
@@ -338,9 +340,25 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
       const int td = a.ax[0].t0[rd] + jd * a.ax[0].tstep;
       const int th = a.ax[1].t0[rh] + jh * a.ax[1].tstep;
       const int tw = a.ax[2].t0[rw] + jw * a.ax[2].tstep;
-      tap_w[e] = jd >= 0 && jd < nd && jw >= 0
+      tap_w[e] = jd >= 0 && jd < nd && (!WTAPS || jw >= 0)
                      ? ((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g * a.cin_pad
                      : -1;
+    }
+  }
+
+  if constexpr (STACK) {
+    // W-stacked blocks keep columns whose shifts have no tap for them (zero weight rows), and
+    // those read up to (nws J - nw) cstep positions past the box: rows P .. PP - 1, which no box
+    // load writes. Zeroed once here, they add 0 x 0 rather than 0 x stale shared memory (NaN
+    // bit patterns there made whole outputs NaN: bench and sanitizer runs, H100, 2026-11-25).
+    if (WS) {
+      uint4* const z = reinterpret_cast<uint4*>(sbox + P * kBkBytes);
+      const int n16 = (PP - P) * kChunks, copies = a.box_bufs * C::kSplit;
+      // buffer x split: copies small_box bytes apart
+      for (int i = tid; i < n16 * copies; i += NT) {
+        const int copy = i / n16;
+        z[copy * (small_box / 16) + (i - copy * n16)] = make_uint4(0u, 0u, 0u, 0u);
+      }
     }
   }
 
@@ -514,8 +532,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
         const int v = 8 * j + 2 * (lane % 4) + e;
         int col;
         const int line = div_hw.divmod(v, col);
-        col -= cshift;
-        if (line < bqh && unsigned(col) < unsigned(bqw)) {
+        col -= cshift;  // w-stacked: may fall below 0
+        if (line < bqh && (WTAPS ? unsigned(col) < unsigned(bqw) : col < bqw)) {
           float* dst = ctb + (row0 + line * bqw + col) * (cpad + 1) + co;
           dst[0] = acc[0][j][e] + bv[0];
           dst[8] = acc[0][j][2 + e] + bv[1];
@@ -548,9 +566,9 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
 #endif
 }
 
-template <Mode MODE, int NR, bool KVEC, int SL, bool STACK>
+template <Mode MODE, int NR, bool KVEC, int SL, bool STACK, bool WTAPS>
 cudaError_t launch_twg_kernel(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
-  auto kernel = twg_fwd_kernel<MODE, NR, KVEC, SL, STACK>;
+  auto kernel = twg_fwd_kernel<MODE, NR, KVEC, SL, STACK, WTAPS>;
   const cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
   if (e != cudaSuccess) return e;
   constexpr int kThreads = TwgCfg<MODE, NR, KVEC, SL>::NT;
@@ -558,24 +576,27 @@ cudaError_t launch_twg_kernel(const FwdArgs& a, int64_t blocks, cudaStream_t str
   return cudaGetLastError();
 }
 
-// a.box[0] is the slice count and a.stack > 1 the stacked kernel (static switches to the
-// template constants).
+// a.stack > 1: a stacked kernel, of w taps where a.stack_w, else of depth planes (static
+// switches to the template constants).
+template <Mode MODE, int NR, bool KVEC, int SL>
+cudaError_t launch_twg_stack(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
+  if (a.stack <= 1) return launch_twg_kernel<MODE, NR, KVEC, SL, false, false>(a, blocks, stream);
+  return a.stack_w ? launch_twg_kernel<MODE, NR, KVEC, SL, true, true>(a, blocks, stream)
+                   : launch_twg_kernel<MODE, NR, KVEC, SL, true, false>(a, blocks, stream);
+}
+
+// a.box[0] is the slice count.
 template <Mode MODE, int NR, bool KVEC>
 cudaError_t launch_twg(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   if constexpr (MODE == Mode::kTf32x3) {  // two slices and one run length only (TwgCfg)
     if constexpr (NR != kTwgX3Run) {
       return cudaErrorInvalidValue;
     } else {
-      return a.stack > 1 ? launch_twg_kernel<MODE, NR, KVEC, 2, true>(a, blocks, stream)
-                         : launch_twg_kernel<MODE, NR, KVEC, 2, false>(a, blocks, stream);
+      return launch_twg_stack<MODE, NR, KVEC, 2>(a, blocks, stream);
     }
   } else {
-    if (a.stack > 1) {
-      return a.box[0] == 2 ? launch_twg_kernel<MODE, NR, KVEC, 2, true>(a, blocks, stream)
-                           : launch_twg_kernel<MODE, NR, KVEC, 4, true>(a, blocks, stream);
-    }
-    return a.box[0] == 2 ? launch_twg_kernel<MODE, NR, KVEC, 2, false>(a, blocks, stream)
-                         : launch_twg_kernel<MODE, NR, KVEC, 4, false>(a, blocks, stream);
+    return a.box[0] == 2 ? launch_twg_stack<MODE, NR, KVEC, 2>(a, blocks, stream)
+                         : launch_twg_stack<MODE, NR, KVEC, 4>(a, blocks, stream);
   }
 }
 

@@ -346,19 +346,17 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     }
   }
 
-  if constexpr (STACK) {
-    // W-stacked blocks keep columns whose shifts have no tap for them (zero weight rows), and
-    // those read up to (nws J - nw) cstep positions past the box: rows P .. PP - 1, which no box
-    // load writes. Zeroed once here, they add 0 x 0 rather than 0 x stale shared memory (NaN
-    // bit patterns there made whole outputs NaN: bench and sanitizer runs, H100, 2026-11-25).
-    if (WS) {
-      uint4* const z = reinterpret_cast<uint4*>(sbox + P * kBkBytes);
-      const int n16 = (PP - P) * kChunks, copies = a.box_bufs * C::kSplit;
-      // buffer x split: copies small_box bytes apart
-      for (int i = tid; i < n16 * copies; i += NT) {
-        const int copy = i / n16;
-        z[copy * (small_box / 16) + (i - copy * n16)] = make_uint4(0u, 0u, 0u, 0u);
-      }
+  // W-stacked blocks keep columns whose shifts have no tap for them (zero weight rows), and
+  // those read up to (nws J - nw) cstep positions past the box: rows P .. PP - 1, which no box
+  // load writes. Zeroed once here, they add 0 x 0 rather than 0 x stale shared memory (NaN
+  // bit patterns there made whole outputs NaN: bench and sanitizer runs, H100, 2026-11-25).
+  if (WS) {
+    uint4* const z = reinterpret_cast<uint4*>(sbox + P * kBkBytes);
+    const int n16 = (PP - P) * kChunks, copies = a.box_bufs * C::kSplit;
+    // buffer x split: copies small_box bytes apart
+    for (int i = tid; i < n16 * copies; i += NT) {
+      const int copy = i / n16;
+      z[copy * (small_box / 16) + (i - copy * n16)] = make_uint4(0u, 0u, 0u, 0u);
     }
   }
 

@@ -8,7 +8,8 @@ or 4 stacked depth planes per warpgroup, CONVT3D_TWG_STACK; twg_w/w2/w4: stacked
 CONVT3D_TWG_WSTACK=1; twg_cpasync: its channels_last box by cp.async instead
 of TMA, CONVT3D_TWG_TMA=0), the automatic choice with every twg box that fits streamed
 (auto_stream, CONVT3D_BOX_STREAM=1) or none (auto_reload), the non-overlapping
-kernel (CONVT3D_PW=1, kernel == stride, channels_last x, sm_90; pw64/128/256 fix its BN), the
+kernel (CONVT3D_PW=1, kernel == stride, sm_90; pw64/128/256 fix its BN; pw_lean / pw_full: TF32 with
+two K stages wherever it can / three always, CONVT3D_PW_LEAN), the
 automatic choice, the automatic choice without the output prefill (noprefill,
 CONVT3D_PREFILL=0) or without the non-overlapping kernel (nopw, CONVT3D_PW=0), and for grouped
 layers the automatic choice with densified groups off (CONVT3D_DENSE=0).
@@ -30,7 +31,8 @@ from inductor_convt3d.bench.suite import get_cases
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENSE", "CONVT3D_TWG",
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_TWG_WSTACK", "CONVT3D_PW",
-            "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PREFILL")
+            "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PW_LEAN",
+            "CONVT3D_PREFILL")
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
     "halo": {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0"},
@@ -62,6 +64,8 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "pw256": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "256"},
     "pw_repack": {"CONVT3D_PW": "1", "CONVT3D_PW_WDIRECT": "0"},  # 16-bit B from the repack
     "pw_tile": {"CONVT3D_PW": "1", "CONVT3D_PW_PERSIST": "0"},  # 16-bit: one CTA per tile
+    "pw_lean": {"CONVT3D_PW": "1", "CONVT3D_PW_LEAN": "1"},  # TF32: two stages where it can
+    "pw_full": {"CONVT3D_PW": "1", "CONVT3D_PW_LEAN": "0"},  # TF32: three stages always
     "auto": {},
     "nopw": {"CONVT3D_PW": "0"},  # the automatic choice without the non-overlapping kernel
     "noprefill": {"CONVT3D_PREFILL": "0"},  # y's empty phases written by their own CTAs

@@ -17,7 +17,8 @@ import inductor_convt3d  # noqa: F401
 ops = torch.ops.convt3d
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG",
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_TWG_WSTACK", "CONVT3D_PW",
-            "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PREFILL")
+            "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PW_LEAN",
+            "CONVT3D_PREFILL")
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
@@ -114,6 +115,10 @@ CASES = [
     # tail and a K of three chunks)
     (3, 144, 16, (7, 32, 67), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_PW": "1"}),
+    # TF32 with two K stages (lean; the rule takes it with NCDHW x, forced here for both
+    # layouts): K of four chunks with a tail, two N tiles, an M tail
+    (2, 100, 24, (3, 8, 17), (2, 2, 2), (2, 2, 2), (1, 0, 0), (1, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_PW": "1", "CONVT3D_PW_LEAN": "1"}),
 ]
 
 

@@ -382,6 +382,33 @@ def positions_contiguous(x):
 
 
 PW_X3_MAX_BN = 128  # tile_configs.h: kPwX3MaxBn
+PW_BM, PW_BK_BYTES, PW_STAGES, PW_STAGES_LEAN = 128, 128, 3, 2  # tile_configs.h: kPw*
+
+
+def pw_smem(bn, stages, transposed, b_transposed):
+    """pw_smem_bytes (tile_configs.h) for TF32 (one tile per CTA, one copy of each operand)."""
+    tile = max(PW_BM * (bn * 4 + 32), bn * (PW_BM + 4) * 4)
+    main = (stages * (PW_BM + bn) * PW_BK_BYTES + (PW_BM * PW_BK_BYTES if transposed else 0)
+            + (bn * PW_BK_BYTES if b_transposed else 0))
+    return 2 * (32 * PW_BM + 16 * bn) + 1024 + max(main, tile)
+
+
+def pw_lean(spec, mode, bn, mn, wd, dense=False):
+    """Mirror of plan_pw's lean rule: TF32 takes two K stages (CONVT3D_PW_LEAN=1: wherever BN
+    <= 128, 0: never) where K has at least three 128-byte chunks and three stages would leave
+    one CTA per SM but two leave two (densified groups: K is all of Cin)."""
+    env = os.environ.get("CONVT3D_PW_LEAN")
+    if mode != "tf32" or bn > 128 or env == "0":
+        return False
+    if env == "1":
+        return True
+    chunks = -(-(spec[1] // (1 if dense else spec[9])) * 4 // PW_BK_BYTES)
+    half = TWG_SMEM_CAP[2]
+
+    def smem(stages):
+        return pw_smem(bn, min(chunks, stages), mn, wd)
+
+    return chunks >= PW_STAGES and smem(PW_STAGES) > half and smem(PW_STAGES_LEAN) <= half
 
 
 def w_direct(spec, mode, mn, w=None, dense=False):
@@ -414,7 +441,7 @@ def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
     capability 9.0 device; CONVT3D_PW=1 forces it wherever legal, =0 never, unset takes it when
     CONVT3D_HALO and CONVT3D_TWG are unset (over every other kernel, the fused one included).
     BN: 64 when taps x Cout/g <= 64, else 128 (3xTF32: at most 128). B straight from w per
-    w_direct.
+    w_direct, two TF32 stages per pw_lean.
     Returns (BN, loader suffix) or None."""
     import torch
 
@@ -436,8 +463,9 @@ def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
         bn = 64 if math.prod(k) * (cout // g) <= 64 else 128
     if (mn and bn % k[2]) or (mode == "3xtf32" and bn > PW_X3_MAX_BN):
         return None
-    wd = "_wdirect" if w_direct(spec, mode, mn, w, dense) else ""
-    return bn, ("mn" if mn else "kvec") + wd
+    wd = w_direct(spec, mode, mn, w, dense)
+    lean = "s2_" if pw_lean(spec, mode, bn, mn, wd, dense) else ""
+    return bn, lean + ("mn" if mn else "kvec") + ("_wdirect" if wd else "")
 
 
 def prefill(x, spec, path, w=None):

@@ -13,8 +13,8 @@ padding that drops outputs, groups (densified or not), odd Cout/g (scalar stores
 chunks and N tiles, every BN, M tails, NCDHW x (M-major A: 16-byte and scalar epilogues, k_w 1 /
 2 / 4, K row tails), B read straight from w (16-bit N-major, TF32 transposed in shared
 memory; channels_last w with channels_last x, contiguous w with NCDHW x; strided, misaligned
-and odd-width w), persistent CTAs over many tiles and bitwise repeatability. Outputs start as
-NaN (conftest), so an unwritten element fails `check`."""
+and odd-width w), persistent CTAs over many tiles, TF32 with two K stages (lean) and bitwise
+repeatability. Outputs start as NaN (conftest), so an unwritten element fails `check`."""
 import pytest
 import torch
 
@@ -309,3 +309,37 @@ def test_pw_persistent(case, layout, precision, monkeypatch):
         # one CTA per tile (CONVT3D_PW_PERSIST=0) runs the same products in the same order
         monkeypatch.setenv("CONVT3D_PW_PERSIST", "0")
         assert torch.equal(ic.conv_transpose3d(x, w, b, s, p, op, g, d), y)
+
+
+# TF32 lean CTAs (two K stages where three would halve the CTAs per SM: NCDHW x, long K): K of
+# 3 and 8 chunks and a K tail (100 channels), B from w or repacked, one and two N tiles
+PW_LEAN_CASES = [
+    (2, 96, 16, (5, 8, 12), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    (1, 256, 32, (4, 8, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
+    (2, 100, 24, (3, 8, 16), (2, 2, 2), (2, 2, 2), (1, 0, 0), (1, 0, 0), (1, 1, 1), 1, True),
+]
+
+
+@pytest.mark.parametrize("wdirect", [True, False], ids=["wdirect", "repack"])
+@pytest.mark.parametrize("layout", ["cl", "ncdhw"])
+@pytest.mark.parametrize("case", range(len(PW_LEAN_CASES)))
+def test_pw_tf32_lean(case, layout, wdirect, monkeypatch):
+    spec = PW_LEAN_CASES[case]
+    if not wdirect:
+        monkeypatch.setenv("CONVT3D_PW_WDIRECT", "0")
+    (x, w, b), ref = make(spec, torch.float32, layout)
+    w = w_in_layout(w, layout, "natural")
+    s, p, op, d, g = geometry_args(spec)
+    with allow_tf32(True):
+        path = ops._forward_path(x, w, s, p, op, d, g)
+        assert path == expected_path(x, spec, "tf32", w), path
+        # the rule: NCDHW x only (its transposed A buffer tips three stages over half an SM)
+        assert ("_s2_" in path) == (layout == "ncdhw"), path
+        y = ic.conv_transpose3d(x, w, b, s, p, op, g, d)
+        check(y, reference(spec, ref), 5e-4)
+        # two or three stages (CONVT3D_PW_LEAN=1 / 0) run the same products in the same order
+        for env in ("0", "1"):
+            monkeypatch.setenv("CONVT3D_PW_LEAN", env)
+            path = ops._forward_path(x, w, s, p, op, d, g)
+            assert path == expected_path(x, spec, "tf32", w) and ("_s2_" in path) == (env == "1")
+            assert torch.equal(ic.conv_transpose3d(x, w, b, s, p, op, g, d), y), path

@@ -125,6 +125,12 @@ bool channel_vector_ok(const at::Tensor& t, const std::array<int64_t, 5>& st, in
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The dynamic shared memory a CTA may take so that two fit on an SM of x's device.
+int64_t smem_two_per_sm(const at::Tensor& x) {
+  const cudaDeviceProp* prop = at::cuda::getDeviceProperties(x.get_device());
+  return int64_t(prop->sharedMemPerMultiprocessor) / 2 - int64_t(prop->reservedSharedMemPerBlock);
+}
+
 // The box of kHaloBoxes (rows bm) with the lowest cost(box, &smem) whose shared memory fits,
 // preferring boxes that leave room for two CTAs per SM (16 warps hide the box load of one
 // behind the MMAs of the other); a larger one is taken only when no such box fits (never with
@@ -140,7 +146,7 @@ BoxChoice pick_box(int bm, const ConvT3dParams& p, const fwd::AxisPlan* ax, cons
   constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
   const auto* prop = at::cuda::getDeviceProperties(x.get_device());
   const int64_t cap = std::min<int64_t>(fwd::kHaloSmemCap, prop->sharedMemPerBlockOptin);
-  const int64_t cap2 = int64_t(prop->sharedMemPerMultiprocessor) / 2 - 1024;
+  const int64_t cap2 = smem_two_per_sm(x);
   BoxChoice best;
   double best_cost = 0;
   for (int pass = 0; pass < (two_per_sm ? 1 : 2) && best.box == nullptr; ++pass) {
@@ -538,9 +544,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int64_t cstep_d = ax[0].cstep;
   const int64_t Qh0 = ax[1].q[0], Qw0 = ax[2].q[0];
   auto search = [&](int sl) {
-    const int64_t cap = sl == 4 || x3 ? int64_t(prop->sharedMemPerBlockOptin)
-                                      : int64_t(prop->sharedMemPerMultiprocessor) / 2 -
-                                            int64_t(prop->reservedSharedMemPerBlock);
+    const int64_t cap = sl == 4 || x3 ? int64_t(prop->sharedMemPerBlockOptin) : smem_two_per_sm(x);
     TwgTile best;
     int64_t best_pos_pad = 0;
     // W taps stack only beyond the most depth planes that fit: at equal J the deeper box of
@@ -760,7 +764,8 @@ bool w_direct_ok(const FastPlan& f, const ConvT3dParams& p, bool mn, bool w_alig
 // fp32 A transposed in shared memory; BN a multiple of k_w). NCDHW x
 // with a channels_last w makes y channels_last, whose per-element stores took 0.171 ms on
 // case 9 bf16 (H100) against v1's 0.06, so that stays on v1. BN: 64 when taps x Cout/g fit
-// it, else 128; CONVT3D_PW_BN overrides. 16-bit runs on persistent CTAs (pw_persistent).
+// it, else 128; CONVT3D_PW_BN overrides. 16-bit runs on persistent CTAs (pw_persistent), TF32
+// on two stages where three would halve its CTAs per SM on a long K (kPwStagesLean).
 // In auto mode it replaces every other choice, the fused kernel included since its epilogue
 // tile stopped conflicting on banks. Measured on an H100 (scripts/halo_ab.py --batch 20,
 // 2026-11-24, ms):
@@ -806,12 +811,25 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
   }
   const bool persistent = fwd::pw_persistent(fwd::elem_bytes(f.mode));
   const int split = x3 ? 2 : 1;
-  const int max_stages = fwd::pw_stages(fwd::elem_bytes(f.mode), split);
-  const int stages = persistent ? max_stages
-                                : static_cast<int>(std::min<int64_t>(chunks, max_stages));
   a.w_direct = w_direct_ok(f, p, mn, w_aligned) ? 1 : 0;
-  a.smem_bytes = fwd::pw_smem_bytes(bn, stages, transposed, fwd::elem_bytes(f.mode),
-                                    a.w_direct && f.mode == fwd::Mode::kTf32, split);
+  const bool b_transposed = a.w_direct && f.mode == fwd::Mode::kTf32;
+  auto smem = [&](bool lean) {
+    const int max_stages = fwd::pw_stages(fwd::elem_bytes(f.mode), split, lean);
+    const int stages = persistent ? max_stages
+                                  : static_cast<int>(std::min<int64_t>(chunks, max_stages));
+    return fwd::pw_smem_bytes(bn, stages, transposed, fwd::elem_bytes(f.mode), b_transposed,
+                              split);
+  };
+  // TF32 lean (two stages, kPwStagesLean): where K fills three stages and they would leave one
+  // CTA per SM but two stages leave two; CONVT3D_PW_LEAN=1 wherever BN <= 128, 0 never.
+  bool lean = false;
+  if (f.mode == fwd::Mode::kTf32 && bn <= 128 && f.sw.pw_lean != 0) {
+    const int64_t half = smem_two_per_sm(x);
+    lean = f.sw.pw_lean == 1 || (chunks >= fwd::kPwStages && smem(false) > half &&
+                                 smem(true) <= half);
+  }
+  a.pw_lean = lean ? 1 : 0;
+  a.smem_bytes = smem(lean);
   a.tiles = static_cast<int>(m_tiles * n_tiles * f.p.groups);
   a.persist = persistent && f.sw.pw_persist != 0 ? 1 : 0;
   f.blocks = m_tiles * n_tiles * f.p.groups;
@@ -821,7 +839,7 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
   a.ws0 = p.w_st[0];
   f.pw_bn = bn;
   f.name = std::string("pw_") + fwd::mode_name(f.mode) + "_bn" + std::to_string(bn) +
-           (mn ? "_mn" : "_kvec") + (a.w_direct ? "_wdirect" : "");
+           (lean ? "_s2" : "") + (mn ? "_mn" : "_kvec") + (a.w_direct ? "_wdirect" : "");
 }
 
 // The output prefill (fwd/fill.cu): a per-phase kernel (v1, per-phase halo, twg) writing a

@@ -42,6 +42,7 @@ Switches read_switches() {
   s.pw_bn = read_int("CONVT3D_PW_BN", fwd::kPwBns, 0);
   s.pw_wdirect = read_int("CONVT3D_PW_WDIRECT", {0}, 1);
   s.pw_persist = read_int("CONVT3D_PW_PERSIST", {0}, 1);
+  s.pw_lean = read_int("CONVT3D_PW_LEAN", {0, 1}, -1);
   s.dense = read_int("CONVT3D_DENSE", {0}, 1);
   s.prefill = read_int("CONVT3D_PREFILL", {0, 1}, -1);
   s.plan_cache = read_int("CONVT3D_PLAN_CACHE", {0}, 1);

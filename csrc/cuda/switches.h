@@ -22,14 +22,16 @@ struct Switches {
   int pw_bn = 0;        // CONVT3D_PW_BN: 64, 128 or 256 fixes its BN; 0 the rule
   int pw_wdirect = 1;   // CONVT3D_PW_WDIRECT=0: pw always reads the repacked weight
   int pw_persist = 1;   // CONVT3D_PW_PERSIST=0: 16-bit pw runs one CTA per tile
+  int pw_lean = -1;     // CONVT3D_PW_LEAN: 1 TF32 pw takes two stages wherever it can, 0 three;
+                        // -1 the rule (plan_pw)
   int dense = 1;        // CONVT3D_DENSE=0: never densify grouped layers
   int prefill = -1;     // CONVT3D_PREFILL: 1 prefill y wherever legal, 0 never; -1 the rule
   int plan_cache = 1;   // CONVT3D_PLAN_CACHE=0: plan every call (timing, bisecting the cache)
 
-  static constexpr int kCount = 15;
+  static constexpr int kCount = 16;
   std::array<int, kCount> values() const {
-    return {halo,   wgmma,      box_stream, twg,   twg_slices, twg_tma, twg_stack, twg_wstack,
-            pw,     pw_bn,      pw_wdirect, pw_persist, dense, prefill, plan_cache};
+    return {halo,   wgmma,      box_stream, twg,        twg_slices, twg_tma, twg_stack, twg_wstack,
+            pw,     pw_bn,      pw_wdirect, pw_persist, pw_lean,    dense,   prefill,   plan_cache};
   }
 };
 

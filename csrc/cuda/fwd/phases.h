@@ -115,6 +115,9 @@ struct FwdArgs {
   // over every gridDim-th tile) instead of one CTA per tile.
   int tiles = 0;
   int persist = 0;
+  // The non-overlapping kernel in TF32 only: 1 runs the two-stage ("lean") kernel, two CTAs per
+  // SM where three stages would fit one (kPwStagesLean).
+  int pw_lean = 0;
   // Per-phase kernels (v1, per-phase halo, twg) only: 1 when the host has already filled y with
   // the bias (or zeros) before the launch (fill_output), so the CTAs of phases without taps
   // return at once instead of writing it (phase_prefilled, tile_common.cuh).

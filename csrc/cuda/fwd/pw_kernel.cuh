@@ -40,17 +40,18 @@
 namespace convt3d {
 namespace fwd {
 
-template <Mode MODE, int BN>
+template <Mode MODE, int BN, bool LEAN = false>
 struct PwCfg {
   using T = typename ModeTraits<MODE>::T;
   // 3xTF32: big and small TF32 copies of A and B in each stage, three wgmmas per K step.
   static constexpr bool X3 = MODE == Mode::kTf32x3;
   static_assert(!X3 || BN <= kPwX3MaxBn, "pw 3xTF32: three accumulator sets of BN / 2");
   static constexpr int kSplit = X3 ? 2 : 1;
-  // 16-bit: persistent CTAs (pw_persistent) with two stages; TF32: three, one tile per CTA;
-  // 3xTF32: two (pw_stages).
+  // 16-bit: persistent CTAs (pw_persistent) with two stages; TF32: three, one tile per CTA
+  // (LEAN: two, kPwStagesLean); 3xTF32: two (pw_stages).
+  static_assert(!LEAN || MODE == Mode::kTf32, "pw: lean stages are TF32's");
   static constexpr bool kPersist = pw_persistent(int(sizeof(T)));
-  static constexpr int BM = kPwBm, NT = 2 * 128, S = pw_stages(int(sizeof(T)), kSplit);
+  static constexpr int BM = kPwBm, NT = 2 * 128, S = pw_stages(int(sizeof(T)), kSplit, LEAN);
   static constexpr int KRUN = kChunkBytes / int(sizeof(T));  // elements per 16-byte chunk
   static constexpr int PL = kPwBkBytes / kChunkBytes;         // 16-byte chunks per row
   static constexpr int BK = kPwBkBytes / int(sizeof(T));      // elements per stage
@@ -121,13 +122,13 @@ struct alignas(16) PwRow {
 // and read transposed by the wgmma. TF32 (K-major operands only, BT; with XMN only: its K loop
 // already has the barrier the transpose needs): staged as [K row][BN] and transposed (and
 // rounded, as the repack would) into one K-major buffer, like XT's A.
-template <Mode MODE, int BN, bool XMN, bool WD>
+template <Mode MODE, int BN, bool XMN, bool WD, bool LEAN>
 __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBlocks)
     pw_fwd_kernel(const __grid_constant__ FwdArgs a) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();
 #else
-  using C = PwCfg<MODE, BN>;
+  using C = PwCfg<MODE, BN, LEAN>;
   using T = typename C::T;
   constexpr bool XT = XMN && sizeof(T) == 4;  // A transposed in shared memory (TF32)
   constexpr bool BT = WD && sizeof(T) == 4;   // B transposed in shared memory (TF32)
@@ -605,24 +606,26 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
 #endif
 }
 
-template <Mode MODE, int BN>
-cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
-  using C = PwCfg<MODE, BN>;
-  auto kernel =
-      a.x_mn ? pw_fwd_kernel<MODE, BN, true, false> : pw_fwd_kernel<MODE, BN, false, false>;
+// One stage count's kernels (LEAN: TF32's two stages, a.pw_lean).
+template <Mode MODE, int BN, bool LEAN>
+cudaError_t launch_pw_stages(const FwdArgs& a, cudaStream_t stream) {
+  using C = PwCfg<MODE, BN, LEAN>;
+  auto kernel = a.x_mn ? pw_fwd_kernel<MODE, BN, true, false, LEAN>
+                       : pw_fwd_kernel<MODE, BN, false, false, LEAN>;
   constexpr int kElem = int(sizeof(typename C::T));
   if (a.w_direct) {
     if constexpr (C::X3) {
       return cudaErrorInvalidValue;  // 3xTF32 splits the repacked B (host)
     } else if constexpr (kElem == 2) {
-      kernel = a.x_mn ? pw_fwd_kernel<MODE, BN, true, true> : pw_fwd_kernel<MODE, BN, false, true>;
+      kernel = a.x_mn ? pw_fwd_kernel<MODE, BN, true, true, LEAN>
+                      : pw_fwd_kernel<MODE, BN, false, true, LEAN>;
     } else if (a.x_mn) {
-      kernel = pw_fwd_kernel<MODE, BN, true, true>;
+      kernel = pw_fwd_kernel<MODE, BN, true, true, LEAN>;
     } else {
       return cudaErrorInvalidValue;  // TF32 with channels_last x keeps the repack (host)
     }
   }
-  if (a.smem_bytes <= 0 || blocks != a.tiles ||
+  if (a.smem_bytes <= 0 ||
       a.smem_bytes > pw_smem_bytes(BN, C::S, a.x_mn != 0, kElem, a.w_direct && kElem == 4,
                                    C::kSplit)) {
     return cudaErrorInvalidValue;
@@ -638,6 +641,17 @@ cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   }
   kernel<<<static_cast<unsigned>(grid), C::NT, a.smem_bytes, stream>>>(a);
   return cudaGetLastError();
+}
+
+template <Mode MODE, int BN>
+cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
+  if (blocks != a.tiles) return cudaErrorInvalidValue;
+  // Lean kernels exist for TF32 up to BN 128 only (BN 256 holds one CTA per SM by registers).
+  if constexpr (MODE == Mode::kTf32 && BN <= 128) {
+    if (a.pw_lean) return launch_pw_stages<MODE, BN, true>(a, stream);
+  }
+  if (a.pw_lean) return cudaErrorInvalidValue;
+  return launch_pw_stages<MODE, BN, false>(a, stream);
 }
 
 }  // namespace fwd

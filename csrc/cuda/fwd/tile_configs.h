@@ -262,17 +262,26 @@ inline constexpr int kPwBns[] = {64, 128, 256};
 constexpr int kPwBm = 128;
 constexpr int kPwStages = 3;         // TF32: one tile per CTA
 constexpr int kPwStagesPersist = 2;  // 16-bit: persistent CTAs, one chunk ahead
+// TF32 "lean" CTAs: two stages where three would leave one CTA per SM and two leave two (NCDHW
+// x adds the transposed A buffer, B from w the transposed B buffer). The second CTA's loads and
+// epilogue then overlap this one's MMAs, which is worth more than a deeper prefetch on long K
+// (suite case 9 TF32 NCDHW, 8 chunks: 0.0613 -> 0.0490 ms, H200, 2026-11-26). Short K keeps
+// three (case 10 NCDHW, 2 chunks, lost 7 % with two: both stages are allocated either way).
+constexpr int kPwStagesLean = 2;
 constexpr int kPwBkBytes = 128;
 
 // 16-bit pw CTAs are persistent: they loop over tiles and load the next tile's first chunk
 // during this tile's epilogue. The epilogue tile then takes the stage just consumed, so a
 // stage must hold it; TF32's fp32 tile is twice as large, and it stays one tile per CTA.
 constexpr bool pw_persistent(int elem_bytes) { return elem_bytes == 2; }
-// Stages: 16-bit persistent two, TF32 three. 3xTF32 (split 2: big and small copies of both
+// Stages: 16-bit persistent two, TF32 three (lean: two). 3xTF32 (split 2: big and small copies of both
 // operands) two: its stages are twice as large, and the K loop retires every chunk's wgmmas
 // anyway, so the loader still runs one chunk ahead of the tensor core.
-constexpr int pw_stages(int elem_bytes, int split) {
-  return pw_persistent(elem_bytes) ? kPwStagesPersist : split == 2 ? 2 : kPwStages;
+constexpr int pw_stages(int elem_bytes, int split, bool lean = false) {
+  return pw_persistent(elem_bytes) ? kPwStagesPersist
+         : split == 2              ? 2
+         : lean                    ? kPwStagesLean
+                                   : kPwStages;
 }
 // 3xTF32 holds three accumulator sets of BN / 2 registers per thread: BN <= kPwX3MaxBn.
 constexpr int kPwX3MaxBn = 128;

@@ -234,10 +234,13 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
       // bounds are computed once and the KRUN x kChunks loads step by the channel stride
       // (a split of every (position, plane) index cost the NCDHW kernel most of its
       // instructions: ncu, suite case 11 bf16).
-      for (int pos = tid; pos < P; pos += NT) {
+      // W-stacked: rows P .. PP - 1 too, as zeros (the tap table's note below).
+      const int pend = WS ? PP : P;
+      for (int pos = tid; pos < pend; pos += NT) {
         bool in;
         const int64_t off = box_src(pos, ci0, in);
         const char* src = reinterpret_cast<const char*>(x + off);
+        in &= !WTAPS || pos < P;
         const int nv = in ? a.cin_g - ci0 : 0;  // channels of this chunk inside x
         uint4 v4[kChunks], s4[kChunks];
 #pragma unroll
@@ -347,10 +350,12 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   }
 
   // W-stacked blocks keep columns whose shifts have no tap for them (zero weight rows), and
-  // those read up to (nws J - nw) cstep positions past the box: rows P .. PP - 1, which no box
-  // load writes. Zeroed once here, they add 0 x 0 rather than 0 x stale shared memory (NaN
-  // bit patterns there made whole outputs NaN: bench and sanitizer runs, H100, 2026-11-25).
-  if (WS) {
+  // those read up to (nws J - nw) cstep positions past the box: rows P .. PP - 1, which the
+  // 16-byte loads (cp.async, TMA) do not write. Zeroed once here, they add 0 x 0 rather than
+  // 0 x stale shared memory (NaN bit patterns there made whole outputs NaN: bench and sanitizer
+  // runs, H100, 2026-11-25). The scalar loader stores them as zeros with each box instead: this
+  // loop made the NCDHW kernels spill 72-152 bytes (ptxas -v, 2026-11-26).
+  if (KVEC && WS) {
     uint4* const z = reinterpret_cast<uint4*>(sbox + P * kBkBytes);
     const int n16 = (PP - P) * kChunks, copies = a.box_bufs * C::kSplit;
     // buffer x split: copies small_box bytes apart

@@ -265,8 +265,9 @@ constexpr int kPwStagesPersist = 2;  // 16-bit: persistent CTAs, one chunk ahead
 // TF32 "lean" CTAs: two stages where three would leave one CTA per SM and two leave two (NCDHW
 // x adds the transposed A buffer, B from w the transposed B buffer). The second CTA's loads and
 // epilogue then overlap this one's MMAs, which is worth more than a deeper prefetch on long K
-// (suite case 9 TF32 NCDHW, 8 chunks: 0.0613 -> 0.0490 ms, H200, 2026-11-26). Short K keeps
-// three (case 10 NCDHW, 2 chunks, lost 7 % with two: both stages are allocated either way).
+// (suite case 9 TF32 NCDHW, 8 chunks: 0.0627 -> 0.0511 ms, H100, 2026-11-26). Short K keeps
+// three (case 10 NCDHW, 2 chunks, lost 7 % with two on an H200: both stages are allocated
+// either way; design doc v26).
 constexpr int kPwStagesLean = 2;
 constexpr int kPwBkBytes = 128;
 
@@ -274,9 +275,9 @@ constexpr int kPwBkBytes = 128;
 // during this tile's epilogue. The epilogue tile then takes the stage just consumed, so a
 // stage must hold it; TF32's fp32 tile is twice as large, and it stays one tile per CTA.
 constexpr bool pw_persistent(int elem_bytes) { return elem_bytes == 2; }
-// Stages: 16-bit persistent two, TF32 three (lean: two). 3xTF32 (split 2: big and small copies of both
-// operands) two: its stages are twice as large, and the K loop retires every chunk's wgmmas
-// anyway, so the loader still runs one chunk ahead of the tensor core.
+// Stages: 16-bit persistent two, TF32 three (lean: two). 3xTF32 (split 2: big and small copies
+// of both operands) two: its stages are twice as large, and the K loop retires every chunk's
+// wgmmas anyway, so the loader still runs one chunk ahead of the tensor core.
 constexpr int pw_stages(int elem_bytes, int split, bool lean = false) {
   return pw_persistent(elem_bytes) ? kPwStagesPersist
          : split == 2              ? 2

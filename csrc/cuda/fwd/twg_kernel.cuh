@@ -354,7 +354,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   // 16-byte loads (cp.async, TMA) do not write. Zeroed once here, they add 0 x 0 rather than
   // 0 x stale shared memory (NaN bit patterns there made whole outputs NaN: bench and sanitizer
   // runs, H100, 2026-11-25). The scalar loader stores them as zeros with each box instead: this
-  // loop made the NCDHW kernels spill 72-152 bytes (ptxas -v, 2026-11-26).
+  // loop made the NCDHW kernels spill up to 152 bytes (ptxas -v, 2026-11-26).
   if (KVEC && WS) {
     uint4* const z = reinterpret_cast<uint4*>(sbox + P * kBkBytes);
     const int n16 = (PP - P) * kChunks, copies = a.box_bufs * C::kSplit;

@@ -11,7 +11,9 @@ of TMA, CONVT3D_TWG_TMA=0), the automatic choice with every twg box that fits st
 kernel (CONVT3D_PW=1, kernel == stride, sm_90; pw64/128/256 fix its BN; pw_lean / pw_full: TF32 with
 two K stages wherever it can / three always, CONVT3D_PW_LEAN), the
 automatic choice, the automatic choice without the output prefill (noprefill,
-CONVT3D_PREFILL=0) or without the non-overlapping kernel (nopw, CONVT3D_PW=0), and for grouped
+CONVT3D_PREFILL=0), without the non-overlapping kernel (nopw, CONVT3D_PW=0) or without the
+fused kernel's w-phase pairs (nopair, CONVT3D_FUSED_PAIR=0), the fused kernel with pairs
+wherever legal (fused_pair: CONVT3D_HALO=2, CONVT3D_FUSED_PAIR=1), and for grouped
 layers the automatic choice with densified groups off (CONVT3D_DENSE=0).
 Median of CUDA-event timings after warm-up; no cuDNN, no error check (the bench does both).
 A kernel that does not fit a case falls back to the automatic choice, so read the path.
@@ -32,7 +34,7 @@ DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, 
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENSE", "CONVT3D_TWG",
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_TWG_WSTACK", "CONVT3D_PW",
             "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PW_LEAN",
-            "CONVT3D_PREFILL")
+            "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR")
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
     "halo": {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0"},
@@ -67,6 +69,8 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "pw_lean": {"CONVT3D_PW": "1", "CONVT3D_PW_LEAN": "1"},  # TF32: two stages where it can
     "pw_full": {"CONVT3D_PW": "1", "CONVT3D_PW_LEAN": "0"},  # TF32: three stages always
     "auto": {},
+    "nopair": {"CONVT3D_FUSED_PAIR": "0"},  # the automatic choice without fused w-phase pairs
+    "fused_pair": {"CONVT3D_HALO": "2", "CONVT3D_FUSED_PAIR": "1"},
     "nopw": {"CONVT3D_PW": "0"},  # the automatic choice without the non-overlapping kernel
     "noprefill": {"CONVT3D_PREFILL": "0"},  # y's empty phases written by their own CTAs
     "auto_cpasync": {"CONVT3D_TWG_TMA": "0"},

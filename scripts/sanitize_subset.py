@@ -18,7 +18,7 @@ ops = torch.ops.convt3d
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG",
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_TWG_WSTACK", "CONVT3D_PW",
             "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PW_LEAN",
-            "CONVT3D_PREFILL")
+            "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR")
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
@@ -119,6 +119,12 @@ CASES = [
     # layouts): K of four chunks with a tail, two N tiles, an M tail
     (2, 100, 24, (3, 8, 17), (2, 2, 2), (2, 2, 2), (1, 0, 0), (1, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_PW": "1", "CONVT3D_PW_LEAN": "1"}),
+    # fused w-phase pairs (NCDHW y, w stride 2): forced, two N tiles, box tails on every axis
+    # and output_padding rows with no pair partner; forced on a densified grouped layer
+    (2, 16, 32, (3, 9, 17), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1,
+     {"CONVT3D_FUSED_PAIR": "1", "CONVT3D_HALO": "2"}),
+    (1, 32, 24, (4, 5, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4,
+     {"CONVT3D_FUSED_PAIR": "1", "CONVT3D_HALO": "2"}),
 ]
 
 

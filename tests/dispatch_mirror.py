@@ -71,7 +71,7 @@ def phase_taps(spec):
             if a[0] * b[0] * c[0] > 0 and a[1] * b[1] * c[1] > 0]
 
 
-def halo_kind(spec, bn, mode, kvec):
+def halo_kind(spec, bn, mode, kvec, y_ncdhw=False):
     """Mirror of plan_halo (forward_cuda.cpp): "fused", "halo" or None (v1). CONVT3D_HALO unset:
     the fused kernel (all phases per CTA) for strided layers without dilation (16-bit with
     kvec: dilation too), except strict fp32 with Cout/groups > 32, when its box of all channel
@@ -80,7 +80,10 @@ def halo_kind(spec, bn, mode, kvec):
     most two channel chunks and < 8 taps per phase; else the per-phase halo kernel when the non-empty phases have on
     average >= 8 taps (TF32 with kvec and > 2 chunks: >= 2), every dilation is 1, strict fp32
     has Cout/groups <= 32, and a box fits. CONVT3D_HALO=1 keeps only the per-phase fit; =2
-    tries fused first wherever it fits; =0 is v1."""
+    tries fused first wherever it fits; =0 is v1. "fused_pair" (BN 32, BM 128): the fused kernel with
+    w-phase pairs, for a NCDHW y (y_ncdhw), w stride 2, the scalar loader and not strict fp32;
+    auto mode takes it in TF32 with < 8 taps per phase, at most two chunks, no dilation and
+    Cout/groups <= 32; CONVT3D_FUSED_PAIR=1 pairs wherever fused runs, =0 never."""
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
     env = os.environ.get("CONVT3D_HALO")
     if env == "0":
@@ -101,16 +104,25 @@ def halo_kind(spec, bn, mode, kvec):
     dilation_ok = not dilated or (mode in ("bf16", "fp16") and kvec)
     tap_cap = -(-max(a[1] * b[1] * c[1] for a in axes[0] for b in axes[1] for c in axes[2])
                 // 4) * 4
-    if env == "2" or (auto and math.prod(s) > 1 and dilation_ok and not wide_3x and fused_pays):
+    pair_env = os.environ.get("CONVT3D_FUSED_PAIR")
+    pair_ok = pair_env != "0" and mode != "3xtf32" and not kvec and y_ncdhw and s[2] == 2
+    pair_rule = (auto and pair_ok and mode == "tf32" and few_taps and chunks <= 2
+                 and not dilated and cout // g <= 32)
+    if (env == "2" or (auto and math.prod(s) > 1 and dilation_ok and not wide_3x and fused_pays)
+            or pair_rule):
+        pair = pair_ok and (pair_rule or pair_env == "1")
+        bm = 128 if pair else 256  # kFusedPairTile: BN 32, BM 128
+        if pair:
+            bn = 32
         ext = []
         for ax in axes:
             phases = [(c0 - span, c0) for _, nt, span, c0 in ax if nt > 0]
             ext.append(max(h for _, h in phases) - min(lo for lo, _ in phases))
         kvol_cap = -(-math.prod(k) // 4) * 4  # the fused tap table holds every phase's taps
-        for box in HALO_BOXES[256]:
+        for box in HALO_BOXES[bm]:
             pos = math.prod(box[i] + ext[i] for i in range(3))
-            if halo_smem(bn, pos, kvol_cap, chunks, mode) <= 200 * 1024:
-                return "fused"
+            if halo_smem(bn, pos, kvol_cap, chunks, mode, bm) <= 200 * 1024:
+                return "fused_pair" if pair else "fused"
     tf32_deep = mode == "tf32" and kvec and chunks > 2 and sum(taps) >= 2 * len(taps)
     if auto and ((few_taps and not tf32_deep) or dilated or wide_3x):
         return None
@@ -336,7 +348,7 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec, x=None):
     taps = phase_taps(spec)
     long_phases = math.prod(spec[5]) == 1 or sum(taps) >= HALO_MIN_TAPS * len(taps)
     halo_rule = kind in ("halo", "halo_wgmma") and long_phases
-    tf32_short = (mode in ("tf32", "3xtf32") and kind != "fused" and bool(taps)
+    tf32_short = (mode in ("tf32", "3xtf32") and kind not in ("fused", "fused_pair") and bool(taps)
                   and os.environ.get("CONVT3D_HALO") not in ("0", "1", "2"))
     scalar16_strided = (mode in ("bf16", "fp16") and not kvec and math.prod(spec[5]) > 1
                         and bool(taps) and os.environ.get("CONVT3D_HALO") not in ("0", "1", "2"))
@@ -522,7 +534,12 @@ def kernel_path(x, spec, mode, w=None):
     loader = "kvec" if kvec else "mfast"
     hmax = 32 if mode == "3xtf32" else 64
     hbn = next((c for c in (16, 32, 48, 64) if c == hmax or cout // g <= c), hmax)
-    kind = halo_kind(spec, hbn, mode, kvec)
+    import torch
+
+    from inductor_convt3d._shapes import result_memory_format
+
+    y_ncdhw = result_memory_format(x, x if w is None else w) == torch.contiguous_format
+    kind = halo_kind(spec, hbn, mode, kvec, y_ncdhw)
     pw = pw_expected(x.device, spec, mode, kvec, x, w, bool(dense))
     if pw is not None:
         return f"pw_{mode}_bn{pw[0]}_{pw[1]}{suffix}"
@@ -539,6 +556,8 @@ def kernel_path(x, spec, mode, w=None):
             stack = f"_{'w' if run[6] else 'j'}{run[5]}" if run[5] > 1 else ""
             box = "tma" if twg_tma(x, spec, mode, kvec, *run[2:]) else loader
             return f"twg_{mode}_n{run[0]}{sl}{stack}{stream}_{box}{suffix}"
+    if kind == "fused_pair":
+        return f"fused_{mode}_bn32_{loader}_pair{suffix}"
     if kind is not None:
         return f"{kind}_{mode}_bn{hbn}_{loader}{suffix}"
     max_bn = 64 if mode == "3xtf32" else 128

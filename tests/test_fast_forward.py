@@ -643,7 +643,8 @@ def test_halo_auto_rule(monkeypatch):
         (k357s2, bf, True, "ncdhw", "bf16", "halo"),
         (k357s2, bf, True, "cl", "bf16", "fused"),
         (k3s2, f32, False, "cl", "3xtf32", "fused"),
-        (k3s2, f32, True, "ncdhw", "tf32", "igemm"),
+        (k3s2, f32, True, "ncdhw", "tf32", "fused"),  # TF32: w-phase pairs (NCDHW y)
+        (k3s2, f32, False, "ncdhw", "3xtf32", "igemm"),  # strict fp32: no pairs
         (k3s2_deep, f32, True, "cl", "tf32", "halo"),  # > 2 chunks, >= 2 taps per phase
         (k2s2_deep, f32, True, "cl", "tf32", v1_or_pw),  # 1 tap per phase: no halo reuse
         (k2s2_deep, bf, True, "cl", "bf16", v1_or_pw),
@@ -707,6 +708,49 @@ FUSED_BOX_TAILS = [
     (2, (5, 3, 7)),     # D tail, two samples
     (1, (1, 2, 40)),    # W longer than any box
 ]
+
+
+# Layers with a w stride of 2 for the fused kernel's w-phase pairs: the phase patterns with one
+# (empty phases, output_padding, dilation), box tails with odd and even W_out, groups.
+PAIR_SPECS = [c for c in PHASE_CASES if c[5][2] == 2] + [
+    (1, 16, 32, (3, 9, 17), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True),
+    (2, 16, 24, (5, 3, 7), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False),
+    (1, 8, 8, (1, 2, 40), (3, 3, 3), (1, 2, 2), (1, 0, 1), (0, 1, 1), (1, 1, 1), 1, True),
+    (1, 32, 32, (4, 3, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4, False),
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS[:3])
+@pytest.mark.parametrize("case", range(len(PAIR_SPECS)))
+def test_fused_pairs(case, precision, monkeypatch):
+    """The fused kernel with w-phase pairs (CONVT3D_FUSED_PAIR=1, forced): right results with
+    every element written (poisoned outputs), the same bits as storing a phase at a time (the K
+    order per output is the same; only the tile shape differs), and the path says so."""
+    spec = PAIR_SPECS[case]
+    monkeypatch.setenv("CONVT3D_HALO", FORCE["fused"])
+    monkeypatch.setenv("CONVT3D_FUSED_PAIR", "1")
+    paired = run(spec, precision, kernel="fused")
+    (x, w, _), _ = make(spec, precision[0])
+    s, p, op, d, g = geometry_args(spec)
+    with allow_tf32(precision[1]):
+        assert ops._forward_path(x, w, s, p, op, d, g).startswith(
+            f"fused_{precision[3]}_bn32_mfast_pair"), spec
+    monkeypatch.setenv("CONVT3D_FUSED_PAIR", "0")
+    single = run(spec, precision, kernel="fused")
+    assert torch.equal(paired, single)
+
+
+def test_fused_pairs_strict_fp32_not_paired(monkeypatch):
+    """Strict fp32 has no paired kernel: CONVT3D_FUSED_PAIR=1 leaves it storing a phase at a
+    time."""
+    monkeypatch.setenv("CONVT3D_HALO", FORCE["fused"])
+    monkeypatch.setenv("CONVT3D_FUSED_PAIR", "1")
+    spec = PAIR_SPECS[-3]
+    run(spec, PRECISIONS[3].values[0], kernel="fused")  # right result, path per the mirror
+    (x, w, _), _ = make(spec, torch.float32)
+    with allow_tf32(False):
+        path = ops._forward_path(x, w, *geometry_args(spec))
+    assert path.startswith("fused_3xtf32_") and "_pair" not in path, path
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)

@@ -189,7 +189,7 @@ void use_box(FastPlan& f, const BoxChoice& b, int bn, int64_t tap_cap, int64_t n
 // of the phases' halos and holds every channel chunk, so x is read once per box instead of once
 // per phase, one B pipeline runs across the phases, and a CTA writes a contiguous output block.
 // Cost per box: chunks x (MMA rows over all taps + 4 x box positions) + an epilogue per phase.
-bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x) {
+bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x, bool pair) {
   const fwd::AxisPlan* ax = f.args.ax;
   int ulo[3], uext[3];
   for (int i = 0; i < 3; ++i) {
@@ -206,7 +206,7 @@ bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x
     ulo[i] = lo;
     uext[i] = hi - lo;
   }
-  const int bm = fwd::halo_tile(bn).bm;
+  const int bm = pair ? fwd::kFusedPairTile.bm : fwd::halo_tile(bn).bm;
   const int64_t chunks = ceil_div(p.Cin_g, fwd::bk_elems(f.mode));
   const int64_t phases = p.stride[0] * p.stride[1] * p.stride[2];
   // Every tap is in exactly one phase, and the tap table holds all phases' taps.
@@ -218,7 +218,11 @@ bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x
     smem = fwd::halo_smem_bytes(bn, bm, pos, tap_cap, chunks, fwd::elem_bytes(f.mode));
     const double tiles0 = double(p.N) * ceil_div(ax[0].q[0], box.bqd) *
                           ceil_div(ax[1].q[0], box.bqh) * ceil_div(ax[2].q[0], box.bqw);
-    return tiles0 * (double(chunks) * (double(bm) * taps_all + 4.0 * pos) + double(phases) * bm);
+    // Pairs: a warp's 32 rows are then one w line, so its paired stores fill whole sectors
+    // except at the box's two w ends (narrower boxes leave more sectors to their neighbours).
+    const double narrow = pair && box.bqw < 32 ? 2.0 : 1.0;
+    return narrow * tiles0 *
+           (double(chunks) * (double(bm) * taps_all + 4.0 * pos) + double(phases) * bm);
   });
   if (best.box == nullptr) return false;
   const int64_t n_tiles = ceil_div(p.Cout_g, bn);
@@ -230,6 +234,10 @@ bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x
   fwd::FwdArgs& a = f.args;
   a.phases = 1;  // the kernel loops over the phases
   a.fuse = 1;
+  if (pair) {
+    a.pair = 1;
+    f.name += "_pair";
+  }
   for (int i = 0; i < 3; ++i) {
     a.ulo[i] = ulo[i];
     a.uext[i] = uext[i];
@@ -312,8 +320,23 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // H100, 2026-11-22 (halo_ab.py --batch 5, ms): 16-bit channels_last with dilation won too
   // (case 8 bf16: fused 0.261, v1 0.325, the per-phase kernel 0.345).
   const bool dilation_ok = !dilated || (!fp32 && f.kvec);
-  if (env == 2 || (env == -1 && phases > 1 && dilation_ok && !wide_3x && fused_pays)) {
-    if (plan_fused(f, p, bn, x)) return;
+  // Fused w-phase pairs (halo_kernel.cuh, PAIR) for NCDHW y with a w stride of 2 and the
+  // scalar loader. v1's NCDHW stores were the cost there (suite cases 6 and 7, H100, kernel µs
+  // by torch.profiler, TF32: v1 1365, v1 into a channels_last y 1073, fused into a
+  // channels_last y 815), and the fused kernel storing a phase at a time lost to v1 (2.6 ms).
+  // With pairs TF32 beat v1 by 10-11 % (H100, scripts/ab_trees.sh, halo_ab --batch 3, two
+  // rounds, ms: case 6 1.384, 1.372 -> 1.242, 1.237; case 7 1.370, 1.374 -> 1.214, 1.218);
+  // bf16 and fp16 were 1-3 % slower than v1 and keep it (design doc v27). Cout/g <= 32: wider
+  // layers go to twg (twg_pays). CONVT3D_FUSED_PAIR=1 pairs wherever the fused kernel runs and
+  // pairs are legal (16-bit too), 0 never.
+  const bool pair_ok = f.sw.fused_pair != 0 && f.mode != fwd::Mode::kTf32x3 && !f.kvec &&
+                       f.args.y_cfast == 0 && p.stride[2] == 2;
+  const bool pair_rule = env == -1 && pair_ok && f.mode == fwd::Mode::kTf32 && few_taps &&
+                         chunks <= 2 && !dilated && p.Cout_g <= 32;
+  if (env == 2 || (env == -1 && phases > 1 && dilation_ok && !wide_3x && fused_pays) ||
+      pair_rule) {
+    const bool pair = pair_ok && (pair_rule || f.sw.fused_pair == 1);
+    if (plan_fused(f, p, pair ? fwd::kFusedPairBn : bn, x, pair)) return;
   }
   // TF32 with channels_last x and more than two chunks (a fused box would lose or not fit)
   // keeps the per-phase kernel down to 2 taps per phase on average, where the box still serves

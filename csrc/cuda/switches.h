@@ -27,11 +27,14 @@ struct Switches {
   int dense = 1;        // CONVT3D_DENSE=0: never densify grouped layers
   int prefill = -1;     // CONVT3D_PREFILL: 1 prefill y wherever legal, 0 never; -1 the rule
   int plan_cache = 1;   // CONVT3D_PLAN_CACHE=0: plan every call (timing, bisecting the cache)
+  int fused_pair = -1;  // CONVT3D_FUSED_PAIR: 1 the fused kernel stores w-phase pairs wherever
+                        // legal, 0 never; -1 the rule (plan_halo)
 
-  static constexpr int kCount = 16;
+  static constexpr int kCount = 17;
   std::array<int, kCount> values() const {
     return {halo,   wgmma,      box_stream, twg,        twg_slices, twg_tma, twg_stack, twg_wstack,
-            pw,     pw_bn,      pw_wdirect, pw_persist, pw_lean,    dense,   prefill,   plan_cache};
+            pw,     pw_bn,      pw_wdirect, pw_persist, pw_lean,    dense,   prefill,   plan_cache,
+            fused_pair};
   }
 };
 

@@ -84,6 +84,9 @@ struct FwdArgs {
   // phases' halos: along axis i box index b is input q0 + ulo[i] + b, for b < bq + uext[i].
   int fuse = 0;
   int ulo[3] = {}, uext[3] = {};
+  // Fused only: 1 keeps phase (rd, rh, 0)'s tile until (rd, rh, 1)'s and stores each position's
+  // two w outputs together (NCDHW y, w stride 2, BN kFusedPairBn, scalar loader).
+  int pair = 0;
   // Per-phase halo only: 1 runs its wgmma variant (sm_90a build on an sm_90 device); box_bufs
   // 2 double-buffers the box so chunk c + 1 loads during chunk c (cp.async loader only).
   int wg = 0;

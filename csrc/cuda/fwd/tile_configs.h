@@ -153,6 +153,12 @@ inline int pick_bn_halo(long long cout_g, Mode m) {
   return halo_max_bn(m);
 }
 
+// The fused kernel's w-phase pairs (halo_kernel.cuh, PAIR) hold two tiles of accumulators per
+// thread. BM 128 rows of 4 x 2 warps (warp tile 32 x 16) keep that at 16 + 16 per thread, so
+// two CTAs fit per SM, and a warp's 32 rows are one w line of a bqw = 32 box.
+inline constexpr TileConfig kFusedPairTile = {32, 128, 4, 2};
+constexpr int kFusedPairBn = kFusedPairTile.bn;
+
 // Upper bound the host puts on a halo CTA's dynamic shared memory (the device's opt-in limit
 // also applies).
 constexpr int kHaloSmemCap = 200 * 1024;

@@ -389,14 +389,23 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::NT,
   // wn*TN + j*8 + 2*ti (+1) of phase (rd, rh, rw). A row's y offset is the phase's base plus
   // its phase-independent part from the row table; channels_last with aligned chunks stores
   // the column pair at once.
+  // The y offset of phase (rd, rh, rw)'s output at this box's first q position (add row_y[r]),
+  // and whether box row r (row_q entry pk) lies past that phase's last position, with ld x lh x
+  // lw of its positions inside the box.
+  auto phase_ybase = [&](int rd, int rh, int rw) {
+    return int64_t(n) * a.ys[0] + int64_t(g) * a.cout_g * a.ys[1] +
+           int64_t(rd + sd_ * qd0) * a.ys[2] + int64_t(rh + sh_ * qh0) * a.ys[3] +
+           int64_t(rw + sw * qw0) * a.ys[4];
+  };
+  auto row_past = [](uint32_t pk, int ld, int lh, int lw) {
+    return int(pk & 1023u) >= ld || int((pk >> 10) & 1023u) >= lh || int(pk >> 20) >= lw;
+  };
   auto store_direct = [&](int rd, int rh, int rw) {
     T* __restrict__ y = static_cast<T*>(a.y);
     const T* bias = static_cast<const T*>(a.bias);
     const int gi = lane / 4, ti = lane % 4;
     const int ld = a.ax[0].q[rd] - qd0, lh = a.ax[1].q[rh] - qh0, lw = a.ax[2].q[rw] - qw0;
-    const int64_t pbase = int64_t(n) * a.ys[0] + int64_t(g) * a.cout_g * a.ys[1] +
-                          int64_t(rd + sd_ * qd0) * a.ys[2] + int64_t(rh + sh_ * qh0) * a.ys[3] +
-                          int64_t(rw + sw * qw0) * a.ys[4];
+    const int64_t pbase = phase_ybase(rd, rh, rw);
     const int c0 = n0 + wn * C::TN + 2 * ti;  // column of pair j: c0 + 8 j
     float bv[NTL][2];
 #pragma unroll
@@ -448,10 +457,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::NT,
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int r = wm * C::TM + i * 16 + gi + 8 * h;
-        const uint32_t pk = row_q[r];
-        if (int(pk & 1023u) >= ld || int((pk >> 10) & 1023u) >= lh || int(pk >> 20) >= lw) {
-          continue;
-        }
+        if (row_past(row_q[r], ld, lh, lw)) continue;
         const int64_t yo = pbase + row_y[r];
 #pragma unroll
         for (int j = 0; j < NTL; ++j) {
@@ -480,9 +486,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::NT,
     const int gi = lane / 4, ti = lane % 4;
     const int ld = a.ax[0].q[rd] - qd0, lh = a.ax[1].q[rh] - qh0;
     const int lw0 = a.ax[2].q[0] - qw0, lw1 = a.ax[2].q[1] - qw0;
-    const int64_t pbase = int64_t(n) * a.ys[0] + int64_t(g) * a.cout_g * a.ys[1] +
-                          int64_t(rd + sd_ * qd0) * a.ys[2] + int64_t(rh + sh_ * qh0) * a.ys[3] +
-                          int64_t(sw * qw0) * a.ys[4];
+    const int64_t pbase = phase_ybase(rd, rh, 0);
     const int64_t s4 = a.ys[4];
     const int c0 = n0 + wn * C::TN + 2 * ti;
 #pragma unroll
@@ -498,11 +502,10 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::NT,
           for (int h = 0; h < 2; ++h) {
             const int r = wm * C::TM + i * 16 + gi + 8 * h;
             const uint32_t pk = row_q[r];
-            const int bw = int(pk >> 20);
-            if (int(pk & 1023u) >= ld || int((pk >> 10) & 1023u) >= lh || bw >= lw0) continue;
+            if (row_past(pk, ld, lh, lw0)) continue;
             T* yp = y + pbase + row_y[r] + int64_t(col) * a.ys[1];
             yp[0] = from_float<T>(acc0[i][j][2 * h + e] + bv);
-            if (bw < lw1) yp[s4] = from_float<T>(acc[i][j][2 * h + e] + bv);
+            if (int(pk >> 20) < lw1) yp[s4] = from_float<T>(acc[i][j][2 * h + e] + bv);
           }
         }
       }

@@ -14,7 +14,9 @@ automatic choice, the automatic choice without the output prefill (noprefill,
 CONVT3D_PREFILL=0), without the non-overlapping kernel (nopw, CONVT3D_PW=0) or without the
 fused kernel's w-phase pairs (nopair, CONVT3D_FUSED_PAIR=0), the fused kernel with pairs
 wherever legal (fused_pair: CONVT3D_HALO=2, CONVT3D_FUSED_PAIR=1), and for grouped
-layers the automatic choice with densified groups off (CONVT3D_DENSE=0).
+layers the automatic choice with densified groups off (CONVT3D_DENSE=0) or with their zero
+weight blocks always multiplied (noskip, CONVT3D_DENSE_SKIP=0) or skipped on the halo kernels
+in every mode (skip, =1).
 Median of CUDA-event timings after warm-up; no cuDNN, no error check (the bench does both).
 A kernel that does not fit a case falls back to the automatic choice, so read the path.
 
@@ -34,7 +36,7 @@ DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, 
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENSE", "CONVT3D_TWG",
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_TWG_WSTACK", "CONVT3D_PW",
             "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PW_LEAN",
-            "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR")
+            "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR", "CONVT3D_DENSE_SKIP")
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
     "halo": {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0"},
@@ -77,6 +79,8 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "auto_stream": {"CONVT3D_BOX_STREAM": "1"},
     "auto_reload": {"CONVT3D_BOX_STREAM": "0"},
     "nodense": {"CONVT3D_DENSE": "0"},  # grouped layers only
+    "noskip": {"CONVT3D_DENSE_SKIP": "0"},  # densified layers' zero blocks multiplied too
+    "skip": {"CONVT3D_DENSE_SKIP": "1"},  # ... or skipped on the halo kernels in every mode
 }
 
 

@@ -18,7 +18,7 @@ ops = torch.ops.convt3d
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG",
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_TWG_WSTACK", "CONVT3D_PW",
             "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PW_LEAN",
-            "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR")
+            "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR", "CONVT3D_DENSE_SKIP")
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
@@ -125,6 +125,15 @@ CASES = [
      {"CONVT3D_FUSED_PAIR": "1", "CONVT3D_HALO": "2"}),
     (1, 32, 24, (4, 5, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4,
      {"CONVT3D_FUSED_PAIR": "1", "CONVT3D_HALO": "2"}),
+    # densified groups whose zero weight blocks are skipped (forced in every mode; the rule
+    # skips in strict fp32 only): suite case 5's grouping on the per-phase and the fused
+    # kernel, and groups of 4 -> 2 (an n8 tile spans four groups) with two N tiles' worth of rows
+    (2, 32, 32, (3, 4, 6), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4,
+     {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0", "CONVT3D_DENSE_SKIP": "1"}),
+    (2, 32, 32, (3, 4, 6), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4,
+     {"CONVT3D_HALO": "2", "CONVT3D_DENSE_SKIP": "1"}),
+    (1, 12, 6, (4, 5, 9), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 3,
+     {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0", "CONVT3D_DENSE_SKIP": "1"}),
 ]
 
 

@@ -793,6 +793,62 @@ def test_dense_groups(dense, layout, precision, monkeypatch):
         assert path_of(x, w, spec, tf32).endswith("_dense") == (dense == "1")
 
 
+# Densified layers whose zero weight blocks the mma.sync halo kernels skip: suite case 5's
+# grouping (4 groups of 8 -> 8: one group per TF32 K step and n8 tile), groups of 4 -> 4 (two
+# per K step and tile) and of 4 -> 2 (an n8 tile spans four groups), strided and not.
+DENSE_SKIP_SPECS = [
+    (2, 32, 32, (3, 4, 6), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4, True),
+    (1, 32, 32, (4, 5, 6), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 8, False),
+    (1, 12, 6, (4, 5, 6), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 3, True),
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("kernel", ["halo", "fused"])
+@pytest.mark.parametrize("case", range(len(DENSE_SKIP_SPECS)))
+def test_dense_skip(case, kernel, layout, precision, monkeypatch):
+    """Skipping a densified layer's zero weight blocks (CONVT3D_DENSE_SKIP=1, forced in every
+    mode; the rule skips in strict fp32 only) gives right results on poisoned outputs and the
+    same values as multiplying them (=0): a skipped block only ever added zeros."""
+    spec = DENSE_SKIP_SPECS[case]
+    monkeypatch.setenv("CONVT3D_HALO", "1" if kernel == "halo" else FORCE["fused"])
+    monkeypatch.setenv("CONVT3D_TWG", "0")
+    monkeypatch.setenv("CONVT3D_DENSE_SKIP", "1")
+    skipped = run(spec, precision, layout, kernel=kernel)
+    (x, w, _), _ = make(spec, precision[0], layout)
+    assert path_of(x, w, spec, precision[1]).endswith("_skip_dense")
+    monkeypatch.setenv("CONVT3D_DENSE_SKIP", "0")
+    path = path_of(x, w, spec, precision[1])
+    assert path.endswith("_dense") and "_skip" not in path, path
+    assert torch.equal(skipped, run(spec, precision, layout, kernel=kernel))
+
+
+@pytest.mark.parametrize("tf32", [True, False], ids=["tf32", "fp32strict"])
+@pytest.mark.parametrize("kernel", ["halo", "fused"])
+def test_dense_skip_keeps_non_finite_in_its_group(kernel, tf32, monkeypatch):
+    """With groups of 8 channels a fp32 K step holds one group, so a skipping kernel never
+    multiplies group 0's inf by another group's zero weights: only group 0's outputs turn
+    non-finite, as in the reference. Multiplying every block (CONVT3D_DENSE_SKIP=0, the
+    control) spreads NaN into the other groups."""
+    spec = DENSE_SKIP_SPECS[0]
+    monkeypatch.setenv("CONVT3D_HALO", "1" if kernel == "halo" else FORCE["fused"])
+    monkeypatch.setenv("CONVT3D_TWG", "0")
+    monkeypatch.setenv("CONVT3D_DENSE_SKIP", "1")  # TF32 skips only when forced
+    (x, w, b), (x64, w64, b64) = make(spec, torch.float32)
+    x[0, 3, 1, 2, 3] = x64[0, 3, 1, 2, 3] = float("inf")  # channel 3: group 0
+    s, p, op, d, g = geometry_args(spec)
+    want = F.conv_transpose3d(x64, w64, b64, s, p, op, g, d)
+    assert torch.isfinite(want[:, 8:]).all() and not torch.isfinite(want[:, :8]).all()
+    with allow_tf32(tf32):
+        assert ops._forward_path(x, w, s, p, op, d, g).startswith(kernel + "_")
+        y = ic.conv_transpose3d(x, w, b, s, p, op, g, d).cpu()
+        monkeypatch.setenv("CONVT3D_DENSE_SKIP", "0")
+        y_all = ic.conv_transpose3d(x, w, b, s, p, op, g, d).cpu()
+    assert torch.equal(torch.isfinite(y), torch.isfinite(want))
+    assert not torch.isfinite(y_all[:, 8:]).all()
+
+
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", ["ncdhw", "cl"])
 def test_fused_bitwise_deterministic(layout, precision, monkeypatch):

@@ -905,6 +905,22 @@ bool densify(const ConvT3dParams& p, fwd::Mode mode, const Switches& sw) {
   return up(p.Cin, bke) * up(p.Cout, 16) <= p.groups * up(p.Cin_g, bke) * up(p.Cout_g, 16);
 }
 
+// A densified layer's live MMA blocks (FwdArgs::dense_blocks): bit 8 s + b when K step s
+// (kstep input channels) and output channels 8 b .. 8 b + 7 hold a common group, i.e. meet a
+// diagonal block of the weight. densify keeps Cin and Cout <= 64: at most 8 x 8 blocks.
+uint64_t dense_block_bits(const ConvT3dParams& g, int64_t kstep) {
+  uint64_t bits = 0;
+  for (int64_t s = 0; s < 8 && s * kstep < g.Cin; ++s) {
+    const int64_t kg0 = s * kstep / g.Cin_g;
+    const int64_t kg1 = (std::min((s + 1) * kstep, g.Cin) - 1) / g.Cin_g;
+    for (int64_t b = 0; b < 8 && 8 * b < g.Cout; ++b) {
+      const int64_t ng0 = 8 * b / g.Cout_g, ng1 = (std::min(8 * b + 8, g.Cout) - 1) / g.Cout_g;
+      if (kg0 <= ng1 && ng0 <= kg1) bits |= uint64_t(1) << (8 * s + b);
+    }
+  }
+  return bits;
+}
+
 FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x, bool w_aligned,
                       const Switches& sw) {
   FastPlan f;
@@ -983,6 +999,15 @@ FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x, bool w_align
   plan_twg(f, p, x);
   plan_pw(f, p, x, w_aligned);
   fwd::set_grid_divs(a);
+  // A densified layer on a mma.sync halo kernel (per-phase or fused, not the pairs) may skip
+  // its zero weight blocks ("_skip"): by the rule in strict fp32, whose three MMAs per product
+  // dominate (1.4-1.5x on suite cases 5 and 7, design doc v28); in one-term modes it did not
+  // pay. CONVT3D_DENSE_SKIP=1 skips wherever such a kernel runs, 0 never.
+  if (f.dense_g > 1 && f.halo && a.wg == 0 && a.pair == 0 &&
+      (sw.dense_skip == 1 || (sw.dense_skip == -1 && f.mode == fwd::Mode::kTf32x3))) {
+    a.dense_blocks = dense_block_bits(p0, 2 * fwd::chunk_elems(f.mode));
+    f.name += "_skip";
+  }
   if (f.dense_g > 1) f.name += "_dense";
   plan_prefill(f, p);
   return f;

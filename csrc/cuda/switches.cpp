@@ -44,6 +44,7 @@ Switches read_switches() {
   s.pw_persist = read_int("CONVT3D_PW_PERSIST", {0}, 1);
   s.pw_lean = read_int("CONVT3D_PW_LEAN", {0, 1}, -1);
   s.dense = read_int("CONVT3D_DENSE", {0}, 1);
+  s.dense_skip = read_int("CONVT3D_DENSE_SKIP", {0, 1}, -1);
   s.prefill = read_int("CONVT3D_PREFILL", {0, 1}, -1);
   s.plan_cache = read_int("CONVT3D_PLAN_CACHE", {0}, 1);
   s.fused_pair = read_int("CONVT3D_FUSED_PAIR", {0, 1}, -1);

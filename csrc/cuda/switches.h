@@ -25,16 +25,18 @@ struct Switches {
   int pw_lean = -1;     // CONVT3D_PW_LEAN: 1 TF32 pw takes two stages wherever it can, 0 three;
                         // -1 the rule (plan_pw)
   int dense = 1;        // CONVT3D_DENSE=0: never densify grouped layers
+  int dense_skip = -1;  // CONVT3D_DENSE_SKIP: 1 the mma.sync halo kernels skip a densified
+                        // layer's zero weight blocks wherever they run it, 0 never; -1 the rule
   int prefill = -1;     // CONVT3D_PREFILL: 1 prefill y wherever legal, 0 never; -1 the rule
   int plan_cache = 1;   // CONVT3D_PLAN_CACHE=0: plan every call (timing, bisecting the cache)
   int fused_pair = -1;  // CONVT3D_FUSED_PAIR: 1 the fused kernel stores w-phase pairs wherever
                         // legal, 0 never; -1 the rule (plan_halo)
 
-  static constexpr int kCount = 17;
+  static constexpr int kCount = 18;
   std::array<int, kCount> values() const {
     return {halo,   wgmma,      box_stream, twg,        twg_slices, twg_tma, twg_stack, twg_wstack,
             pw,     pw_bn,      pw_wdirect, pw_persist, pw_lean,    dense,   prefill,   plan_cache,
-            fused_pair};
+            fused_pair, dense_skip};
   }
 };
 

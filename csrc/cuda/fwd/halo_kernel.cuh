@@ -78,7 +78,11 @@ struct HaloCfg : HaloGrid<BN, WG, PAIR> {
 // sector of y reach the L2 together. Stored a phase at a time, they arrived a phase apart, and
 // DRAM traffic was three times the output (Nsight Compute, suite case 6 TF32 NCDHW: 1.1 GB read
 // and 2.0 GB written for a 1.04 GB output; paired: 0.15 GB and 1.03 GB; design doc v27).
-template <Mode MODE, int BN, bool KVEC, bool FUSED, bool WG, bool PAIR>
+//
+// DMASK (a.dense_blocks != 0; not with WG or PAIR): a densified grouped layer; the MMAs of
+// zero weight blocks are skipped (dense_live). Its own instantiation, so the other kernels' code and
+// registers stay as they were.
+template <Mode MODE, int BN, bool KVEC, bool FUSED, bool WG, bool PAIR, bool DMASK>
 __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::NT,
                                   HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::kMinBlocks)
     halo_fwd_kernel(const __grid_constant__ FwdArgs a) {
@@ -87,6 +91,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::NT,
   __trap();
 #else
   using C = HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>;
+  static_assert(!DMASK || (!WG && !PAIR), "zero-block skipping: mma.sync kernels without pairs");
   using T = typename C::T;
   constexpr int BM = C::BM, NT = C::NT, MT = C::MT, NTL = C::NTL, KRUN = C::KRUN, BK = C::BK;
   constexpr int S = C::S, TB = C::TB;
@@ -174,6 +179,21 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::NT,
   const int kchunks = (a.cin_g + BK - 1) / BK;
   const uint32_t chunk_bytes = uint32_t(P) * kRowBytes;  // fused: chunk c at c * chunk_bytes
   const int64_t xn = int64_t(n) * a.xs[0] + int64_t(g) * a.cin_g * a.xs[1];
+  // A densified grouped layer (DMASK) has a block-diagonal weight. Per channel chunk c (at
+  // most 4: densify needs Cin <= 64), bits 16 c + ks * NTL + j mark this warp's (K step, n8
+  // tile) blocks that meet a diagonal block (the host's a.dense_blocks, one byte per K step);
+  // warp_mma_stage skips the rest, which are zeros.
+  uint64_t dense_live = 0;
+  if constexpr (DMASK) {
+    const int nb0 = (n0 + wn * C::TN) / 8;
+    for (int c = 0; c < kchunks && c < 4; ++c) {
+#pragma unroll
+      for (int ks = 0; ks < kChunks / 2; ++ks) {
+        const uint32_t row = uint32_t(a.dense_blocks >> (8 * (c * (kChunks / 2) + ks))) & 0xffu;
+        dense_live |= uint64_t((row >> nb0) & ((1u << NTL) - 1u)) << (16 * c + ks * NTL);
+      }
+    }
+  }
 
   // Halo box of channels ci0 .. ci0+BK-1 -> sh. KVEC: one cp.async per 16-byte chunk, the four
   // chunks of a position on consecutive threads (one commit group). Scalar: consecutive threads
@@ -328,7 +348,10 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::NT,
   // The MMAs of one B stage: its taps t0.. (< tcount) of the phase whose table starts at base,
   // A from box chunk offset cbase; NKS = 1 (an std::integral_constant) when the chunk's second
   // 32 bytes of K are all past Cin/g (zeros: their MMAs are skipped).
-  auto mma_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase, auto nks) {
+  // MASKED (a std::bool_constant): skip the blocks whose bit in `live` is clear
+  // (warp_mma_stage; the wgmma variant multiplies every block).
+  auto mma_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase, auto nks,
+                       auto masked, uint32_t live) {
     constexpr int NKS = decltype(nks)::value;
     if constexpr (WG) {
       // Per K step of 32 bytes: ldmatrix the warp's A fragments, then one wgmma per m16
@@ -369,19 +392,25 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::NT,
           uint32_t a_addr[MT];
 #pragma unroll
           for (int i = 0; i < MT; ++i) a_addr[i] = a_lane[i] + off;
-          warp_mma_stage<MODE, MT, NTL, false, NKS>(
-              acc, a_addr, sb_addr + buf * C::kStageB + tt * C::kTapB + b_off);
+          warp_mma_stage<MODE, MT, NTL, false, NKS, decltype(masked)::value>(
+              acc, a_addr, sb_addr + buf * C::kStageB + tt * C::kTapB + b_off, live);
         }
       }
     }
   };
   // mma_stage for chunk c: both 32-byte K steps, or only the first when the rest of the chunk
   // is channel padding (only a last chunk can be).
+  // DMASK: chunk c's bits also clear its padded K steps.
   auto mma_chunk_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase, int c) {
-    if (a.cin_g - c * BK > BK / 2) {
-      mma_stage(buf, t0, base, tcount, cbase, std::integral_constant<int, kChunks / 2>{});
+    if constexpr (DMASK) {
+      mma_stage(buf, t0, base, tcount, cbase, std::integral_constant<int, kChunks / 2>{},
+                std::true_type{}, uint32_t(dense_live >> (16 * c)) & 0xffffu);
+    } else if (a.cin_g - c * BK > BK / 2) {
+      mma_stage(buf, t0, base, tcount, cbase, std::integral_constant<int, kChunks / 2>{},
+                std::false_type{}, ~0u);
     } else {
-      mma_stage(buf, t0, base, tcount, cbase, std::integral_constant<int, 1>{});
+      mma_stage(buf, t0, base, tcount, cbase, std::integral_constant<int, 1>{},
+                std::false_type{}, ~0u);
     }
   };
   // Fused epilogue, straight from the accumulators (no shared tile, no barrier, so the B
@@ -400,14 +429,9 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::NT,
   auto row_past = [](uint32_t pk, int ld, int lh, int lw) {
     return int(pk & 1023u) >= ld || int((pk >> 10) & 1023u) >= lh || int(pk >> 20) >= lw;
   };
-  auto store_direct = [&](int rd, int rh, int rw) {
-    T* __restrict__ y = static_cast<T*>(a.y);
+  // This lane's bias for columns c0 + 8 j + e (0 past Cout/g, or without bias).
+  auto lane_bias = [&](int c0, float (&bv)[NTL][2]) {
     const T* bias = static_cast<const T*>(a.bias);
-    const int gi = lane / 4, ti = lane % 4;
-    const int ld = a.ax[0].q[rd] - qd0, lh = a.ax[1].q[rh] - qh0, lw = a.ax[2].q[rw] - qw0;
-    const int64_t pbase = phase_ybase(rd, rh, rw);
-    const int c0 = n0 + wn * C::TN + 2 * ti;  // column of pair j: c0 + 8 j
-    float bv[NTL][2];
 #pragma unroll
     for (int j = 0; j < NTL; ++j)
 #pragma unroll
@@ -416,6 +440,15 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::NT,
         bv[j][e] = bias != nullptr && col < a.cout_g
                        ? to_float(bias[int64_t(g) * a.cout_g + col]) : 0.f;
       }
+  };
+  auto store_direct = [&](int rd, int rh, int rw) {
+    T* __restrict__ y = static_cast<T*>(a.y);
+    const int gi = lane / 4, ti = lane % 4;
+    const int ld = a.ax[0].q[rd] - qd0, lh = a.ax[1].q[rh] - qh0, lw = a.ax[2].q[rw] - qw0;
+    const int64_t pbase = phase_ybase(rd, rh, rw);
+    const int c0 = n0 + wn * C::TN + 2 * ti;  // column of pair j: c0 + 8 j
+    float bv[NTL][2];
+    lane_bias(c0, bv);
     if constexpr (sizeof(T) == 2) {
       if (a.y_vec) {
         // 8 rows at a time through this warp's buffer, so every store is 16 bytes of one row
@@ -482,30 +515,33 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::NT,
   float acc0[PAIR ? MT : 1][PAIR ? NTL : 1][4];
   auto store_pair = [&](int rd, int rh) {
     T* __restrict__ y = static_cast<T*>(a.y);
-    const T* bias = static_cast<const T*>(a.bias);
     const int gi = lane / 4, ti = lane % 4;
     const int ld = a.ax[0].q[rd] - qd0, lh = a.ax[1].q[rh] - qh0;
     const int lw0 = a.ax[2].q[0] - qw0, lw1 = a.ax[2].q[1] - qw0;
     const int64_t pbase = phase_ybase(rd, rh, 0);
     const int64_t s4 = a.ys[4];
     const int c0 = n0 + wn * C::TN + 2 * ti;
+    float bv[NTL][2];
+    lane_bias(c0, bv);
+    // Rows outermost: each row's table entries are read once (not once per column).
 #pragma unroll
-    for (int j = 0; j < NTL; ++j) {
+    for (int i = 0; i < MT; ++i) {
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int col = c0 + 8 * j + e;
-        if (col >= a.cout_g) continue;
-        const float bv = bias != nullptr ? to_float(bias[int64_t(g) * a.cout_g + col]) : 0.f;
+      for (int h = 0; h < 2; ++h) {
+        const int r = wm * C::TM + i * 16 + gi + 8 * h;
+        const uint32_t pk = row_q[r];
+        if (row_past(pk, ld, lh, lw0)) continue;
+        const bool second = int(pk >> 20) < lw1;
+        const int64_t yo = pbase + row_y[r];
 #pragma unroll
-        for (int i = 0; i < MT; ++i) {
+        for (int j = 0; j < NTL; ++j) {
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int r = wm * C::TM + i * 16 + gi + 8 * h;
-            const uint32_t pk = row_q[r];
-            if (row_past(pk, ld, lh, lw0)) continue;
-            T* yp = y + pbase + row_y[r] + int64_t(col) * a.ys[1];
-            yp[0] = from_float<T>(acc0[i][j][2 * h + e] + bv);
-            if (int(pk >> 20) < lw1) yp[s4] = from_float<T>(acc[i][j][2 * h + e] + bv);
+          for (int e = 0; e < 2; ++e) {
+            const int col = c0 + 8 * j + e;
+            if (col >= a.cout_g) continue;
+            T* yp = y + yo + int64_t(col) * a.ys[1];
+            yp[0] = from_float<T>(acc0[i][j][2 * h + e] + bv[j][e]);
+            if (second) yp[s4] = from_float<T>(acc[i][j][2 * h + e] + bv[j][e]);
           }
         }
       }
@@ -707,18 +743,21 @@ cudaError_t launch_halo(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   if constexpr (BN > halo_max_bn(MODE)) {
     return cudaErrorInvalidValue;  // not a configuration of this mode; no kernel compiled
   } else {
-    auto kernel = a.fuse ? halo_fwd_kernel<MODE, BN, KVEC, true, false, false>
-                         : halo_fwd_kernel<MODE, BN, KVEC, false, false, false>;
+    const bool dmask = a.dense_blocks != 0;
+    auto kernel = a.fuse ? (dmask ? halo_fwd_kernel<MODE, BN, KVEC, true, false, false, true>
+                                  : halo_fwd_kernel<MODE, BN, KVEC, true, false, false, false>)
+                         : (dmask ? halo_fwd_kernel<MODE, BN, KVEC, false, false, false, true>
+                                  : halo_fwd_kernel<MODE, BN, KVEC, false, false, false, false>);
     if constexpr (BN == kFusedPairBn && !KVEC && MODE != Mode::kTf32x3) {
       static_assert(HaloCfg<MODE, BN, KVEC, true, false, true>::NT ==
                         HaloCfg<MODE, BN, KVEC, false>::NT,
                     "the launch below uses one block size for every halo kernel");
-      if (a.fuse && a.pair) kernel = halo_fwd_kernel<MODE, BN, KVEC, true, false, true>;
+      if (a.fuse && a.pair) kernel = halo_fwd_kernel<MODE, BN, KVEC, true, false, true, false>;
     } else if (a.pair) {
       return cudaErrorInvalidValue;  // no such instantiation: the host plans pairs only above
     }
     if constexpr (MODE != Mode::kTf32x3) {
-      if (a.wg) kernel = halo_fwd_kernel<MODE, BN, KVEC, false, true, false>;
+      if (a.wg) kernel = halo_fwd_kernel<MODE, BN, KVEC, false, true, false, false>;
     } else if (a.wg) {
       return cudaErrorInvalidValue;  // 3xTF32 has no wgmma kernel
     }

@@ -125,10 +125,17 @@ __device__ __forceinline__ void split_tf32(uint32_t x, uint32_t& big, uint32_t& 
 // {b0, b1} of two adjacent n8 tiles). Rows are kRowBytes apart. ROUND_A: TF32 A still needs
 // rounding (the weight is rounded by the repack). NKS = 1 skips the stage's second 32 bytes of
 // K (all channel padding); a compile-time count, so both steps schedule as one block.
-template <Mode MODE, int MT, int NTL, bool ROUND_A, int NKS = kChunks / 2>
+// MASKED: bit ks * NTL + j of `live` clear means block (K step ks, n8 tile j) of the weight is
+// known zero (a densified grouped layer's off-diagonal blocks): its MMAs are skipped. The
+// fragments still load unconditionally: with branches around them the loads of one tap could
+// no longer overlap another tap's MMAs.
+template <Mode MODE, int MT, int NTL, bool ROUND_A, int NKS = kChunks / 2, bool MASKED = false>
 __device__ __forceinline__ void warp_mma_stage(float (&acc)[MT][NTL][4],
-                                               const uint32_t (&a_addr)[MT], uint32_t b_addr) {
+                                               const uint32_t (&a_addr)[MT], uint32_t b_addr,
+                                               uint32_t live = ~0u) {
   static_assert(NTL % 2 == 0, "B fragments are loaded two n8 tiles at a time");
+  static_assert(!MASKED || NKS * NTL <= 32, "one bit per block");
+  auto on = [&](int ks, int j) { return !MASKED || ((live >> (ks * NTL + j)) & 1u) != 0u; };
 #pragma unroll
   for (int ks = 0; ks < NKS; ++ks) {  // 32 bytes of K per MMA
     uint32_t af[MT][4];
@@ -154,6 +161,7 @@ __device__ __forceinline__ void warp_mma_stage(float (&acc)[MT][NTL][4],
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int j = 2 * jp + h;
+        if (!on(ks, j)) continue;
         uint32_t bf[2] = {r[2 * h], r[2 * h + 1]};
 #pragma unroll
         for (int i = 0; i < MT; ++i) {

@@ -49,11 +49,13 @@ def dense_groups(spec, mode):
     return up(cin, bke) * up(cout, 16) <= g * up(cin // g, bke) * up(cout // g, 16)
 
 
-def dense_skip(mode):
-    """Mirror of plan_forward's zero-block rule for a densified layer on the per-phase (mma.sync)
-    or fused halo kernel ("_skip"): strict fp32 only; CONVT3D_DENSE_SKIP=1 every mode, 0 none."""
+def dense_skip(mode, kind, bn):
+    """Mirror of plan_forward's zero-block rule for a densified layer on the per-phase (mma.sync,
+    kind "halo") or fused halo kernel ("_skip"): strict fp32, and TF32 on the per-phase kernel
+    at BN 32 (kDenseSkipTile); CONVT3D_DENSE_SKIP=1 every mode, 0 none."""
     env = os.environ.get("CONVT3D_DENSE_SKIP")
-    return env == "1" or (env != "0" and mode == "3xtf32")
+    pays = mode == "3xtf32" or (mode == "tf32" and kind == "halo" and bn == 32)
+    return env == "1" or (env != "0" and pays)
 
 
 def halo_smem(bn, pos, tap_cap, deep_chunks, mode, bm=256):
@@ -566,7 +568,7 @@ def kernel_path(x, spec, mode, w=None):
     if kind == "fused_pair":
         return f"fused_{mode}_bn32_{loader}_pair{suffix}"
     if kind is not None:
-        if dense and kind in ("halo", "fused") and dense_skip(mode):
+        if dense and kind in ("halo", "fused") and dense_skip(mode, kind, hbn):
             suffix = "_skip" + suffix
         return f"{kind}_{mode}_bn{hbn}_{loader}{suffix}"
     max_bn = 64 if mode == "3xtf32" else 128

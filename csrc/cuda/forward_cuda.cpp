@@ -1000,11 +1000,16 @@ FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x, bool w_align
   plan_pw(f, p, x, w_aligned);
   fwd::set_grid_divs(a);
   // A densified layer on a mma.sync halo kernel (per-phase or fused, not the pairs) may skip
-  // its zero weight blocks ("_skip"): by the rule in strict fp32, whose three MMAs per product
-  // dominate (1.4-1.5x on suite cases 5 and 7, design doc v28); in one-term modes it did not
-  // pay. CONVT3D_DENSE_SKIP=1 skips wherever such a kernel runs, 0 never.
+  // its zero weight blocks ("_skip"). The rule (design doc v28): strict fp32, whose three MMAs
+  // per product dominate (1.4-1.5x on suite cases 5 and 7), and TF32 on the per-phase kernel
+  // at BN 32, whose kDenseSkipTile warps skip whole chunks (case 5: 1.1x); elsewhere in the
+  // one-term modes it did not pay. CONVT3D_DENSE_SKIP=1 skips wherever such a kernel runs, 0
+  // never.
+  const bool skip_pays =
+      f.mode == fwd::Mode::kTf32x3 ||
+      (f.mode == fwd::Mode::kTf32 && a.fuse == 0 && f.bn == fwd::kDenseSkipTile.bn);
   if (f.dense_g > 1 && f.halo && a.wg == 0 && a.pair == 0 &&
-      (sw.dense_skip == 1 || (sw.dense_skip == -1 && f.mode == fwd::Mode::kTf32x3))) {
+      (sw.dense_skip == 1 || (sw.dense_skip == -1 && skip_pays))) {
     a.dense_blocks = dense_block_bits(p0, 2 * fwd::chunk_elems(f.mode));
     f.name += "_skip";
   }

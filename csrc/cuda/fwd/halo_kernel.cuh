@@ -43,20 +43,27 @@
 namespace convt3d {
 namespace fwd {
 
-template <int BN, bool WG, bool PAIR = false>
+// The warp grid: kHaloTiles by BN (kHaloWgTiles with WG), kFusedPairTile with PAIR,
+// kDenseSkipTile with DGRID.
+template <int BN, bool WG, bool PAIR = false, bool DGRID = false>
 using HaloGrid = std::conditional_t<
     PAIR, WarpGrid<BN, kFusedPairTile.bm, kFusedPairTile.warps_m, kFusedPairTile.warps_n>,
-    WarpGrid<BN, halo_tile(BN, WG).bm, halo_tile(BN, WG).warps_m, halo_tile(BN, WG).warps_n>>;
+    std::conditional_t<
+        DGRID, WarpGrid<BN, kDenseSkipTile.bm, kDenseSkipTile.warps_m, kDenseSkipTile.warps_n>,
+        WarpGrid<BN, halo_tile(BN, WG).bm, halo_tile(BN, WG).warps_m,
+                 halo_tile(BN, WG).warps_n>>>;
 
 // WG: the MMAs are wgmma (wgmma.cuh; per-phase kernel only, not 3xTF32), B in the descriptor
-// layout [chunk][n][16 B] per tap instead of [n][64 B + pad].
-template <Mode MODE, int BN, bool KVEC, bool FUSED, bool WG = false, bool PAIR = false>
-struct HaloCfg : HaloGrid<BN, WG, PAIR> {
+// layout [chunk][n][16 B] per tap instead of [n][64 B + pad]. DMASK (below) at BN 32 in the
+// per-phase kernel takes kDenseSkipTile's grid (DGRID).
+template <Mode MODE, int BN, bool KVEC, bool FUSED, bool WG = false, bool PAIR = false,
+          bool DMASK = false, bool DGRID = DMASK && !FUSED && BN == kDenseSkipTile.bn>
+struct HaloCfg : HaloGrid<BN, WG, PAIR, DGRID> {
   static_assert(halo_tile(BN).bn == BN && BN <= kHaloMaxBn, "halo BN must be a kHaloTiles row");
   static_assert(!WG || (!FUSED && MODE != Mode::kTf32x3), "wgmma: per-phase, one-term modes");
   static_assert(!PAIR || (FUSED && BN == kFusedPairBn), "w-phase pairs: fused, kFusedPairTile");
-  using HaloGrid<BN, WG, PAIR>::BM;
-  using HaloGrid<BN, WG, PAIR>::NT;
+  using HaloGrid<BN, WG, PAIR, DGRID>::BM;
+  using HaloGrid<BN, WG, PAIR, DGRID>::NT;
   using T = typename ModeTraits<MODE>::T;
   static constexpr int kElem = sizeof(T);
   static constexpr int KRUN = kChunkBytes / kElem;
@@ -83,14 +90,14 @@ struct HaloCfg : HaloGrid<BN, WG, PAIR> {
 // zero weight blocks are skipped (dense_live). Its own instantiation, so the other kernels' code and
 // registers stay as they were.
 template <Mode MODE, int BN, bool KVEC, bool FUSED, bool WG, bool PAIR, bool DMASK>
-__global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::NT,
-                                  HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::kMinBlocks)
+__global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK>::NT,
+                                  HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK>::kMinBlocks)
     halo_fwd_kernel(const __grid_constant__ FwdArgs a) {
 #if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800) || \
     (defined(__CUDA_ARCH__) && WG && !defined(__CUDA_ARCH_FEAT_SM90_ALL))
   __trap();
 #else
-  using C = HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>;
+  using C = HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK>;
   static_assert(!DMASK || (!WG && !PAIR), "zero-block skipping: mma.sync kernels without pairs");
   using T = typename C::T;
   constexpr int BM = C::BM, NT = C::NT, MT = C::MT, NTL = C::NTL, KRUN = C::KRUN, BK = C::BK;
@@ -403,8 +410,13 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR>::NT,
   // DMASK: chunk c's bits also clear its padded K steps.
   auto mma_chunk_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase, int c) {
     if constexpr (DMASK) {
-      mma_stage(buf, t0, base, tcount, cbase, std::integral_constant<int, kChunks / 2>{},
-                std::true_type{}, uint32_t(dense_live >> (16 * c)) & 0xffffu);
+      // A chunk none of whose blocks meet this warp's groups is skipped whole (one branch per
+      // stage, outside the tap loop), fragments included.
+      const uint32_t live = uint32_t(dense_live >> (16 * c)) & 0xffffu;
+      if (live != 0u) {
+        mma_stage(buf, t0, base, tcount, cbase, std::integral_constant<int, kChunks / 2>{},
+                  std::true_type{}, live);
+      }
     } else if (a.cin_g - c * BK > BK / 2) {
       mma_stage(buf, t0, base, tcount, cbase, std::integral_constant<int, kChunks / 2>{},
                 std::false_type{}, ~0u);
@@ -743,6 +755,11 @@ cudaError_t launch_halo(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   if constexpr (BN > halo_max_bn(MODE)) {
     return cudaErrorInvalidValue;  // not a configuration of this mode; no kernel compiled
   } else {
+    static_assert(HaloCfg<MODE, BN, KVEC, false, false, false, true>::NT ==
+                      HaloCfg<MODE, BN, KVEC, false>::NT &&
+                  HaloCfg<MODE, BN, KVEC, false, false, false, true>::BM ==
+                      HaloCfg<MODE, BN, KVEC, false>::BM,
+                  "a DMASK grid keeps the block size and the box's rows");
     const bool dmask = a.dense_blocks != 0;
     auto kernel = a.fuse ? (dmask ? halo_fwd_kernel<MODE, BN, KVEC, true, false, false, true>
                                   : halo_fwd_kernel<MODE, BN, KVEC, true, false, false, false>)

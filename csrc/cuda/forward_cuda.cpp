@@ -13,7 +13,9 @@
 // than two chunks: >= 2 taps), when a box of kHaloBoxes fits the shared-memory cap; v1
 // (igemm) takes the rest. CONVT3D_HALO (read per call) overrides: 0 = never halo, 1 =
 // per-phase halo whenever it fits, 2 = fused whenever it fits (A/B timing and tests);
-// CONVT3D_DENSE=0 never densifies. On an sm_90 device with a build that has sm_90a,
+// CONVT3D_DENSE=0 never densifies; a densified layer on the mma.sync halo kernels skips its zero
+// weight blocks where that pays (strict fp32; TF32 per-phase at BN 32; CONVT3D_DENSE_SKIP
+// overrides). On an sm_90 device with a build that has sm_90a,
 // CONVT3D_WGMMA=1 (read per call) runs the per-phase halo kernel's wgmma variant
 // (fwd/wgmma.cuh; bf16, fp16, TF32); it is not chosen automatically, since it has not beaten
 // mma.sync consistently. With several channel chunks and the cp.async loader

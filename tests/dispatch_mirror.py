@@ -51,10 +51,10 @@ def dense_groups(spec, mode):
 
 def dense_skip(mode, kind, bn):
     """Mirror of plan_forward's zero-block rule for a densified layer on the per-phase (mma.sync,
-    kind "halo") or fused halo kernel ("_skip"): strict fp32, and TF32 on the per-phase kernel
-    at BN 32 (kDenseSkipTile); CONVT3D_DENSE_SKIP=1 every mode, 0 none."""
+    kind "halo") or fused halo kernel ("_skip"): strict fp32, and the per-phase kernel at BN 32
+    (kDenseSkipTile); CONVT3D_DENSE_SKIP=1 every mode, 0 none."""
     env = os.environ.get("CONVT3D_DENSE_SKIP")
-    pays = mode == "3xtf32" or (mode == "tf32" and kind == "halo" and bn == 32)
+    pays = mode == "3xtf32" or (kind == "halo" and bn == 32)
     return env == "1" or (env != "0" and pays)
 
 

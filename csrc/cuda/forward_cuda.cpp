@@ -14,7 +14,7 @@
 // (igemm) takes the rest. CONVT3D_HALO (read per call) overrides: 0 = never halo, 1 =
 // per-phase halo whenever it fits, 2 = fused whenever it fits (A/B timing and tests);
 // CONVT3D_DENSE=0 never densifies; a densified layer on the mma.sync halo kernels skips its zero
-// weight blocks where that pays (strict fp32; TF32 per-phase at BN 32; CONVT3D_DENSE_SKIP
+// weight blocks where that pays (strict fp32; per-phase at BN 32; CONVT3D_DENSE_SKIP
 // overrides). On an sm_90 device with a build that has sm_90a,
 // CONVT3D_WGMMA=1 (read per call) runs the per-phase halo kernel's wgmma variant
 // (fwd/wgmma.cuh; bf16, fp16, TF32); it is not chosen automatically, since it has not beaten
@@ -1003,13 +1003,12 @@ FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x, bool w_align
   fwd::set_grid_divs(a);
   // A densified layer on a mma.sync halo kernel (per-phase or fused, not the pairs) may skip
   // its zero weight blocks ("_skip"). The rule (design doc v28): strict fp32, whose three MMAs
-  // per product dominate (1.4-1.5x on suite cases 5 and 7), and TF32 on the per-phase kernel
-  // at BN 32, whose kDenseSkipTile warps skip whole chunks (case 5: 1.1x); elsewhere in the
-  // one-term modes it did not pay. CONVT3D_DENSE_SKIP=1 skips wherever such a kernel runs, 0
-  // never.
-  const bool skip_pays =
-      f.mode == fwd::Mode::kTf32x3 ||
-      (f.mode == fwd::Mode::kTf32 && a.fuse == 0 && f.bn == fwd::kDenseSkipTile.bn);
+  // per product dominate (1.4-1.5x on suite cases 5 and 7), and the per-phase kernel at BN 32,
+  // whose kDenseSkipTile warps skip whole chunks or K steps (case 5 TF32: 1.1x); on the fused
+  // kernel in the one-term modes it did not pay. CONVT3D_DENSE_SKIP=1 skips wherever such a
+  // kernel runs, 0 never.
+  const bool skip_pays = f.mode == fwd::Mode::kTf32x3 ||
+                         (a.fuse == 0 && f.bn == fwd::kDenseSkipTile.bn);
   if (f.dense_g > 1 && f.halo && a.wg == 0 && a.pair == 0 &&
       (sw.dense_skip == 1 || (sw.dense_skip == -1 && skip_pays))) {
     a.dense_blocks = dense_block_bits(p0, 2 * fwd::chunk_elems(f.mode));

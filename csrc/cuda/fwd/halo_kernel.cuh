@@ -87,8 +87,8 @@ struct HaloCfg : HaloGrid<BN, WG, PAIR, DGRID> {
 // and 2.0 GB written for a 1.04 GB output; paired: 0.15 GB and 1.03 GB; design doc v27).
 //
 // DMASK (a.dense_blocks != 0; not with WG or PAIR): a densified grouped layer; the MMAs of
-// zero weight blocks are skipped (dense_live). Its own instantiation, so the other kernels' code and
-// registers stay as they were.
+// zero weight blocks are skipped (dense_live). Its own instantiation, so the other kernels'
+// code and registers stay as they were.
 template <Mode MODE, int BN, bool KVEC, bool FUSED, bool WG, bool PAIR, bool DMASK>
 __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK>::NT,
                                   HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK>::kMinBlocks)
@@ -356,9 +356,10 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   // A from box chunk offset cbase; NKS = 1 (an std::integral_constant) when the chunk's second
   // 32 bytes of K are all past Cin/g (zeros: their MMAs are skipped).
   // MASKED (a std::bool_constant): skip the blocks whose bit in `live` is clear
-  // (warp_mma_stage; the wgmma variant multiplies every block).
+  // (warp_mma_stage; the wgmma variant multiplies every block). koff: byte offset of the first
+  // K step within the chunk (mma.sync only).
   auto mma_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase, auto nks,
-                       auto masked, uint32_t live) {
+                       auto masked, uint32_t live, uint32_t koff) {
     constexpr int NKS = decltype(nks)::value;
     if constexpr (WG) {
       // Per K step of 32 bytes: ldmatrix the warp's A fragments, then one wgmma per m16
@@ -398,9 +399,9 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
           const uint32_t off = tap_a[base + t] + cbase;
           uint32_t a_addr[MT];
 #pragma unroll
-          for (int i = 0; i < MT; ++i) a_addr[i] = a_lane[i] + off;
+          for (int i = 0; i < MT; ++i) a_addr[i] = a_lane[i] + off + koff;
           warp_mma_stage<MODE, MT, NTL, false, NKS, decltype(masked)::value>(
-              acc, a_addr, sb_addr + buf * C::kStageB + tt * C::kTapB + b_off, live);
+              acc, a_addr, sb_addr + buf * C::kStageB + tt * C::kTapB + b_off + koff, live);
         }
       }
     }
@@ -409,20 +410,28 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   // is channel padding (only a last chunk can be).
   // DMASK: chunk c's bits also clear its padded K steps.
   auto mma_chunk_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase, int c) {
+    using One = std::integral_constant<int, 1>;
+    using Both = std::integral_constant<int, kChunks / 2>;
     if constexpr (DMASK) {
-      // A chunk none of whose blocks meet this warp's groups is skipped whole (one branch per
-      // stage, outside the tap loop), fragments included.
+      // One branch per stage, outside the tap loop: a chunk none of whose blocks meet this
+      // warp's groups is skipped whole, fragments included, and a chunk with one live K step
+      // runs that step alone (16-bit with kDenseSkipTile: each warp's two groups fill one).
       const uint32_t live = uint32_t(dense_live >> (16 * c)) & 0xffffu;
-      if (live != 0u) {
-        mma_stage(buf, t0, base, tcount, cbase, std::integral_constant<int, kChunks / 2>{},
-                  std::true_type{}, live);
+      const uint32_t first = live & ((1u << NTL) - 1u), second = live >> NTL;
+      constexpr uint32_t kStepBytes = 2 * kChunkBytes;  // one K step (one MMA's K)
+      if (second == 0u) {
+        if (first != 0u) {
+          mma_stage(buf, t0, base, tcount, cbase, One{}, std::true_type{}, first, 0u);
+        }
+      } else if (first == 0u) {
+        mma_stage(buf, t0, base, tcount, cbase, One{}, std::true_type{}, second, kStepBytes);
+      } else {
+        mma_stage(buf, t0, base, tcount, cbase, Both{}, std::true_type{}, live, 0u);
       }
     } else if (a.cin_g - c * BK > BK / 2) {
-      mma_stage(buf, t0, base, tcount, cbase, std::integral_constant<int, kChunks / 2>{},
-                std::false_type{}, ~0u);
+      mma_stage(buf, t0, base, tcount, cbase, Both{}, std::false_type{}, ~0u, 0u);
     } else {
-      mma_stage(buf, t0, base, tcount, cbase, std::integral_constant<int, 1>{},
-                std::false_type{}, ~0u);
+      mma_stage(buf, t0, base, tcount, cbase, One{}, std::false_type{}, ~0u, 0u);
     }
   };
   // Fused epilogue, straight from the accumulators (no shared tile, no barrier, so the B

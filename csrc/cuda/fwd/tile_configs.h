@@ -161,7 +161,8 @@ constexpr int kFusedPairBn = kFusedPairTile.bn;
 
 // The per-phase halo kernel skipping a densified layer's zero weight blocks (DMASK) at BN 32:
 // 4 x 2 warps (warp tile 64 x 16) instead of 8 x 1, so a warp's columns span fewer groups and
-// it skips whole channel chunks that meet none of them (their A and B fragments too).
+// it skips whole channel chunks, or K steps, that meet none of them (their A and B fragments
+// too).
 inline constexpr TileConfig kDenseSkipTile = {32, 256, 4, 2};
 
 // Upper bound the host puts on a halo CTA's dynamic shared memory (the device's opt-in limit

@@ -50,7 +50,9 @@ struct IgemmCfg : IgemmGrid<MODE, BN> {
   static constexpr int kMinBlocks = (!KVEC && BN <= 32 && MODE != Mode::kTf32x3)
                                         ? 3
                                         : IgemmGrid<MODE, BN>::kMinBlocks;
-  static constexpr int kEpiStride = BN + 1;  // odd: conflict-free along rows and columns
+  // store_tile's tile takes BM x BN floats; sized as the padded BN + 1 layout was, so no plan
+  // changed when the tile became swizzled
+  static constexpr int kEpiStride = BN + 1;
   static constexpr int kEpiBytes = BM * kEpiStride * 4;
   static constexpr int kSmemBytes =
       kRowInfoBytes + (kPipeBytes > kEpiBytes ? kPipeBytes : kEpiBytes);

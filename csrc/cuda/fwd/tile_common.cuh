@@ -270,14 +270,48 @@ __device__ __forceinline__ uint4 pack16(const float* src) {
   }
 }
 
-// Epilogue, second half: the fp32 tile ct [rows][BN+1] in shared memory (bias added) -> y. Row r
-// goes to y offset yoff[r * yoff_stride] (negative: not stored); columns are output channels
-// n0.. of the group. Channels_last y: consecutive threads write consecutive channels; otherwise
-// consecutive rows (consecutive qw). The caller has synchronised after writing ct.
-template <int BN, int NT, typename T>
+// The epilogue tile's layouts. TWG's: ct [rows][BN+1] (padded, odd stride). SWZ, store_tile's:
+// ct [rows][BN], row r's column c at r * BN + (c ^ tile_swizzle<BN>(r)). The padded layout is
+// conflict-free for reads along rows and columns, but the mma fragment's writes (lane 4 gi + ti:
+// row gi, columns 2 ti, 2 ti + 1) hit banks gi + 2 ti: 4-way conflicts (Nsight Compute, suite
+// case 5 TF32 NCDHW: 54 % of the shared store wavefronts). The XOR only moves 16-byte groups
+// (bits 2-4), so a thread's four columns 4k.. stay one aligned float4; it is chosen (searched
+// over the linear maps of r's bits) so that the fragment's float2 writes, a thread's float4
+// reads along its row (32 consecutive rows: NCDHW y), float4 reads of channel chunks
+// (channels_last y) and scalar reads along a row are all conflict-free for BN 16, 32 and 64.
+template <int BN>
+__device__ __forceinline__ int tile_swizzle(int r) {
+  if constexpr (BN % 32 == 0) {
+    return ((r & 1) << 2) | (((r >> 1) & 1) << 3) | (((r ^ (r >> 2)) & 1) << 4);
+  } else {  // BN 16 or 48: stays within the row's 16-column block
+    static_assert(BN % 16 == 0, "epilogue tile columns come in blocks of 16");
+    return (((r >> 1) & 1) << 2) | ((((r >> 1) ^ (r >> 2)) & 1) << 3);
+  }
+}
+
+// The four fp32 values of tile columns c4 .. c4 + 3 (c4 a multiple of 4) of row r.
+template <int BN, bool SWZ>
+__device__ __forceinline__ float4 tile_quad(const float* ct, int r, int c4) {
+  if constexpr (SWZ) {
+    return *reinterpret_cast<const float4*>(ct + r * BN + (c4 ^ tile_swizzle<BN>(r)));
+  } else {
+    const float* p = ct + r * (BN + 1) + c4;
+    return make_float4(p[0], p[1], p[2], p[3]);
+  }
+}
+
+template <int BN, bool SWZ>
+__device__ __forceinline__ float tile_at(const float* ct, int r, int c) {
+  return SWZ ? ct[r * BN + (c ^ tile_swizzle<BN>(r))] : ct[r * (BN + 1) + c];
+}
+
+// Epilogue, second half: the fp32 tile ct (bias added; layout above) -> y. Row r goes to y
+// offset yoff[r * yoff_stride] (negative: not stored); columns are output channels n0.. of the
+// group. Channels_last y: consecutive threads write consecutive channels; otherwise consecutive
+// rows (consecutive qw). The caller has synchronised after writing ct.
+template <int BN, int NT, typename T, bool SWZ = false>
 __device__ __forceinline__ void tile_to_y(const float* ct, int rows, const int64_t* yoff,
                                           int yoff_stride, const FwdArgs& a, int n0) {
-  constexpr int S = BN + 1;
   const int tid = threadIdx.x;
   T* __restrict__ y = static_cast<T*>(a.y);
   const int cols_left = a.cout_g - n0 < BN ? a.cout_g - n0 : BN;
@@ -291,7 +325,17 @@ __device__ __forceinline__ void tile_to_y(const float* ct, int rows, const int64
       const int r = i / (BN / V), cl = (i % (BN / V)) * V;
       const int64_t yo = yoff[r * yoff_stride];
       if (yo >= 0 && cl < cols_left) {
-        *reinterpret_cast<uint4*>(y + yo + n0 + cl) = pack16<T>(ct + r * S + cl);
+        if constexpr (SWZ) {
+          float v[V];
+#pragma unroll
+          for (int q = 0; q < V; q += 4) {
+            const float4 f = tile_quad<BN, SWZ>(ct, r, cl + q);
+            v[q] = f.x, v[q + 1] = f.y, v[q + 2] = f.z, v[q + 3] = f.w;
+          }
+          *reinterpret_cast<uint4*>(y + yo + n0 + cl) = pack16<T>(v);
+        } else {
+          *reinterpret_cast<uint4*>(y + yo + n0 + cl) = pack16<T>(ct + r * (BN + 1) + cl);
+        }
       }
     }
   } else if (a.y_cfast) {
@@ -299,7 +343,9 @@ __device__ __forceinline__ void tile_to_y(const float* ct, int rows, const int64
     for (int i = tid; i < rows * BN; i += NT) {
       const int r = i / BN, cl = i % BN;
       const int64_t yo = yoff[r * yoff_stride];
-      if (yo >= 0 && cl < cols_left) y[yo + int64_t(n0 + cl) * cstride] = from_float<T>(ct[r * S + cl]);
+      if (yo >= 0 && cl < cols_left) {
+        y[yo + int64_t(n0 + cl) * cstride] = from_float<T>(tile_at<BN, SWZ>(ct, r, cl));
+      }
     }
   } else {
     // Channel stride > 1 (NCDHW): each thread walks the channels of one row, so it reads the
@@ -314,57 +360,82 @@ __device__ __forceinline__ void tile_to_y(const float* ct, int rows, const int64
       const int64_t yo = j < g ? yoff[r * yoff_stride] : -1;
       if (yo < 0) continue;
       T* yp = y + yo + int64_t(n0 + j) * cstride;
-      const float* src = ct + r * S + j;
+      const float* src = ct + r * (BN + 1) + j;  // the padded layout (!SWZ)
       if (g == 1 && cols_left == BN) {
-        // A whole row (the common case): a compile-time trip count and tile offsets. The loop
-        // below took 27 instructions per 4 stores (ncu, suite case 6 bf16 NCDHW on v1).
+        // A whole row (the common case): a compile-time trip count and tile offsets (SWZ:
+        // four columns per shared load). The scalar loop below took 27 instructions per 4
+        // stores (ncu, suite case 6 bf16 NCDHW on v1).
+        if constexpr (SWZ) {
+#pragma unroll 4
+          for (int c4 = 0; c4 < BN; c4 += 4) {
+            const float4 f = tile_quad<BN, SWZ>(ct, r, c4);
+            yp[0] = from_float<T>(f.x);
+            yp[cstride] = from_float<T>(f.y);
+            yp[2 * cstride] = from_float<T>(f.z);
+            yp[3 * cstride] = from_float<T>(f.w);
+            yp += 4 * cstride;
+          }
+        } else {
 #pragma unroll 8
-        for (int cl = 0; cl < BN; ++cl) {
-          *yp = from_float<T>(src[cl]);
-          yp += cstride;
+          for (int cl = 0; cl < BN; ++cl) {
+            *yp = from_float<T>(src[cl]);
+            yp += cstride;
+          }
         }
         continue;
       }
       const int64_t step = int64_t(g) * cstride;
+      if constexpr (SWZ) {
 #pragma unroll 4
-      for (int cl = j; cl < cols_left; cl += g) {
-        *yp = from_float<T>(*src);
-        yp += step;
-        src += g;
+        for (int cl = j; cl < cols_left; cl += g) {
+          *yp = from_float<T>(tile_at<BN, SWZ>(ct, r, cl));
+          yp += step;
+        }
+      } else {
+#pragma unroll 4
+        for (int cl = j; cl < cols_left; cl += g) {
+          *yp = from_float<T>(*src);
+          yp += step;
+          src += g;
+        }
       }
     }
   }
 }
 
-// Epilogue: accumulators (+ bias) -> fp32 tile ct [BM][BN+1] in shared memory (odd stride:
-// conflict-free along rows and columns) -> y (tile_to_y). The caller has finished every read
-// of the shared bytes under ct.
+// Epilogue: accumulators (+ bias) -> fp32 tile ct [BM][BN] in shared memory (the SWZ layout,
+// each lane's column pair one float2) -> y (tile_to_y). The caller has finished every read of
+// the shared bytes under ct.
 template <class C, typename T>
 __device__ __forceinline__ void store_tile(const float (&acc)[C::MT][C::NTL][4], float* ct,
                                            const int64_t* yoff, int yoff_stride,
                                            const FwdArgs& a, int g, int n0, int wm, int wn) {
-  constexpr int BN = C::kBn, S = BN + 1;
+  constexpr int BN = C::kBn;
   const int lane = threadIdx.x % 32;
   const T* bias = static_cast<const T*>(a.bias);
   const int gi = lane / 4, ti = lane % 4;
 #pragma unroll
   for (int j = 0; j < C::NTL; ++j) {
+    const int cl = wn * C::TN + j * 8 + 2 * ti;  // columns cl, cl + 1 within the tile
+    float bv[2];
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
-      const int cl = wn * C::TN + j * 8 + 2 * ti + c;  // column within the tile
-      const int col = n0 + cl;
-      const float bv =
-          (bias != nullptr && col < a.cout_g) ? to_float(bias[int64_t(g) * a.cout_g + col]) : 0.f;
+      const int col = n0 + cl + c;
+      bv[c] = (bias != nullptr && col < a.cout_g) ? to_float(bias[int64_t(g) * a.cout_g + col])
+                                                  : 0.f;
+    }
 #pragma unroll
-      for (int i = 0; i < C::MT; ++i) {
-        const int rl = wm * C::TM + i * 16 + gi;
-        ct[rl * S + cl] = acc[i][j][c] + bv;
-        ct[(rl + 8) * S + cl] = acc[i][j][2 + c] + bv;
+    for (int i = 0; i < C::MT; ++i) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int rl = wm * C::TM + i * 16 + gi + 8 * h;
+        *reinterpret_cast<float2*>(ct + rl * BN + (cl ^ tile_swizzle<BN>(rl))) =
+            make_float2(acc[i][j][2 * h] + bv[0], acc[i][j][2 * h + 1] + bv[1]);
       }
     }
   }
   __syncthreads();
-  tile_to_y<BN, C::NT, T>(ct, C::BM, yoff, yoff_stride, a, n0);
+  tile_to_y<BN, C::NT, T, true>(ct, C::BM, yoff, yoff_stride, a, n0);
 }
 
 }  // namespace fwd

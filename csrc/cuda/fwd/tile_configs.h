@@ -200,7 +200,7 @@ constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long lon
            halo_pos * deep_chunks * kRowBytes;
   }
   const long long main = stages + box_bufs * halo_pos * kRowBytes;
-  const long long epi = 4LL * bm * (bn + 1);
+  const long long epi = 4LL * bm * (bn + 1);  // store_tile needs bm x bn (was padded)
   return 8LL * bm + 8LL * tap_cap + (main > epi ? main : epi);
 }
 

@@ -278,7 +278,8 @@ __device__ __forceinline__ uint4 pack16(const float* src) {
 // (bits 2-4), so a thread's four columns 4k.. stay one aligned float4; it is chosen (searched
 // over the linear maps of r's bits) so that the fragment's float2 writes, a thread's float4
 // reads along its row (32 consecutive rows: NCDHW y), float4 reads of channel chunks
-// (channels_last y) and scalar reads along a row are all conflict-free for BN 16, 32 and 64.
+// (channels_last y) and scalar reads along a row are all conflict-free (BN 48 and 64: 16-bit
+// chunk reads stay 2-way, as in the padded tile; scripts/tile_swizzle_check.py models the banks).
 template <int BN>
 __device__ __forceinline__ int tile_swizzle(int r) {
   if constexpr (BN % 32 == 0) {

@@ -270,8 +270,10 @@ __device__ __forceinline__ uint4 pack16(const float* src) {
   }
 }
 
-// The epilogue tile's layouts. TWG's: ct [rows][BN+1] (padded, odd stride). SWZ, store_tile's:
-// ct [rows][BN], row r's column c at r * BN + (c ^ tile_swizzle<BN>(r)). The padded layout is
+// The epilogue tile's two layouts. twg's (SWZ false): ct [rows][BN + 1], padded to an odd
+// stride. store_tile's (SWZ true): ct [rows][BN], row r's column c at r * BN +
+// (c ^ tile_swizzle<BN>(r)); twg kept the padded one (the swizzle made it spill and lose,
+// design doc v29). The padded layout is
 // conflict-free for reads along rows and columns, but the mma fragment's writes (lane 4 gi + ti:
 // row gi, columns 2 ti, 2 ti + 1) hit banks gi + 2 ti: 4-way conflicts (Nsight Compute, suite
 // case 5 TF32 NCDHW: 54 % of the shared store wavefronts). The XOR only moves 16-byte groups
@@ -405,8 +407,9 @@ __device__ __forceinline__ void tile_to_y(const float* ct, int rows, const int64
 }
 
 // Epilogue: accumulators (+ bias) -> fp32 tile ct [BM][BN] in shared memory (the SWZ layout,
-// each lane's column pair one float2) -> y (tile_to_y). The caller has finished every read of
-// the shared bytes under ct.
+// each lane's column pair one float2) -> y (tile_to_y). ct is 16-byte aligned (the callers'
+// row tables and tap tables come in multiples of 16 bytes). The caller has finished every read
+// of the shared bytes under ct.
 template <class C, typename T>
 __device__ __forceinline__ void store_tile(const float (&acc)[C::MT][C::NTL][4], float* ct,
                                            const int64_t* yoff, int yoff_stride,

@@ -168,13 +168,13 @@ def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1, w
     """twg_smem_bytes (tile_configs.h): the row and tap tables and two mbarriers, then (at the
     next 512-byte boundary: the swizzle's period) 3 stages (twg_stages: 2 for 3xTF32) of
     2 x slices taps x 4 KB of weights and the boxes of pos_pad rows (twg_box_rows; both twice
-    with split 2: 3xTF32's big and small copies), or the epilogue tile [bm][64 / stack + 1]
-    fp32 if larger (one per block when the blocks are w taps)."""
+    with split 2: 3xTF32's big and small copies), or the epilogue tile of bm rows of
+    64 / stack + 4 fp32 if larger (one per block when the blocks are w taps)."""
     planes = 1 if wstack else stack
     head = -(-(-(-(8 * slices * planes * nr + 4 * tap_cap) // 8) * 8 + 16) // 128) * 128
     stages = 2 if split == 2 else 3
     return head + 512 + max(split * (stages * 2 * slices * 4096 + box_bufs * 4 * pos_pad * 16),
-                            4 * bm * (stack if wstack else 1) * (64 // stack + 1))
+                            4 * bm * (stack if wstack else 1) * (64 // stack + 4))
 
 
 TWG_TWO_SLICE_K = 96  # forward_cuda.cpp: kTwgTwoSliceK

@@ -270,18 +270,23 @@ __device__ __forceinline__ uint4 pack16(const float* src) {
   }
 }
 
-// The epilogue tile's two layouts. twg's (SWZ false): ct [rows][BN + 1], padded to an odd
-// stride. store_tile's (SWZ true): ct [rows][BN], row r's column c at r * BN +
-// (c ^ tile_swizzle<BN>(r)); twg kept the padded one (the swizzle made it spill and lose,
-// design doc v29). The padded layout is
-// conflict-free for reads along rows and columns, but the mma fragment's writes (lane 4 gi + ti:
-// row gi, columns 2 ti, 2 ti + 1) hit banks gi + 2 ti: 4-way conflicts (Nsight Compute, suite
-// case 5 TF32 NCDHW: 54 % of the shared store wavefronts). The XOR only moves 16-byte groups
-// (bits 2-4), so a thread's four columns 4k.. stay one aligned float4; it is chosen (searched
-// over the linear maps of r's bits) so that the fragment's float2 writes, a thread's float4
-// reads along its row (32 consecutive rows: NCDHW y), float4 reads of channel chunks
-// (channels_last y) and scalar reads along a row are all conflict-free (BN 48 and 64: 16-bit
-// chunk reads stay 2-way, as in the padded tile; scripts/tile_swizzle_check.py models the banks).
+// The fp32 epilogue tile, [rows][BN] values in one of two layouts, both with 16-byte aligned
+// rows (each thread's four columns 4k.. are one float4):
+// - kSwizzled (store_tile): row r's column c at r * BN + (c ^ tile_swizzle<BN>(r)). The mma
+//   fragment writes lane 4 gi + ti to row gi, columns 2 ti and 2 ti + 1 (one float2).
+// - kPadded4 (twg): row r's column c at r * (BN + 4) + c. twg's writes put lane l on rows two
+//   apart (2 (l % 4)) and channel l / 4, banks 8 (l % 4) + l / 4 with this stride.
+// Before, both used [rows][BN + 1] (odd stride), read by scalars: the fragment's writes hit
+// banks gi + 2 ti and twg's 2 (l % 4) + l / 4, up to 4-way conflicts (Nsight Compute, suite
+// case 5 TF32 NCDHW: 54 % of the shared store wavefronts), and no odd stride avoids them. Both
+// layouts are conflict-free for their writes, for a thread's float4 reads along its row (32
+// consecutive rows: NCDHW y), float4 reads of channel chunks (channels_last y; 16-bit chunks of
+// BN 48 and 64 stay 2-way, as padded) and scalar reads along a row.
+// scripts/tile_swizzle_check.py models the banks; change both together. The swizzle moves only
+// 16-byte groups (bits 2-4 of the column); it was found by searching the linear maps of r's bits
+// (a swizzled twg tile made twg spill and lose: design doc v29).
+enum class TileLayout { kSwizzled, kPadded4 };
+
 template <int BN>
 __device__ __forceinline__ int tile_swizzle(int r) {
   if constexpr (BN % 32 == 0) {
@@ -292,27 +297,26 @@ __device__ __forceinline__ int tile_swizzle(int r) {
   }
 }
 
-// The four fp32 values of tile columns c4 .. c4 + 3 (c4 a multiple of 4) of row r.
-template <int BN, bool SWZ>
-__device__ __forceinline__ float4 tile_quad(const float* ct, int r, int c4) {
-  if constexpr (SWZ) {
-    return *reinterpret_cast<const float4*>(ct + r * BN + (c4 ^ tile_swizzle<BN>(r)));
+template <int BN, TileLayout L>
+__device__ __forceinline__ int tile_index(int r, int c) {
+  if constexpr (L == TileLayout::kSwizzled) {
+    return r * BN + (c ^ tile_swizzle<BN>(r));
   } else {
-    const float* p = ct + r * (BN + 1) + c4;
-    return make_float4(p[0], p[1], p[2], p[3]);
+    return r * (BN + 4) + c;
   }
 }
 
-template <int BN, bool SWZ>
-__device__ __forceinline__ float tile_at(const float* ct, int r, int c) {
-  return SWZ ? ct[r * BN + (c ^ tile_swizzle<BN>(r))] : ct[r * (BN + 1) + c];
+// The four fp32 values of tile columns c4 .. c4 + 3 (c4 a multiple of 4) of row r.
+template <int BN, TileLayout L>
+__device__ __forceinline__ float4 tile_quad(const float* ct, int r, int c4) {
+  return *reinterpret_cast<const float4*>(ct + tile_index<BN, L>(r, c4));
 }
 
 // Epilogue, second half: the fp32 tile ct (bias added; layout above) -> y. Row r goes to y
 // offset yoff[r * yoff_stride] (negative: not stored); columns are output channels n0.. of the
 // group. Channels_last y: consecutive threads write consecutive channels; otherwise consecutive
 // rows (consecutive qw). The caller has synchronised after writing ct.
-template <int BN, int NT, typename T, bool SWZ = false>
+template <int BN, int NT, typename T, TileLayout L>
 __device__ __forceinline__ void tile_to_y(const float* ct, int rows, const int64_t* yoff,
                                           int yoff_stride, const FwdArgs& a, int n0) {
   const int tid = threadIdx.x;
@@ -328,17 +332,13 @@ __device__ __forceinline__ void tile_to_y(const float* ct, int rows, const int64
       const int r = i / (BN / V), cl = (i % (BN / V)) * V;
       const int64_t yo = yoff[r * yoff_stride];
       if (yo >= 0 && cl < cols_left) {
-        if constexpr (SWZ) {
-          float v[V];
+        float v[V];
 #pragma unroll
-          for (int q = 0; q < V; q += 4) {
-            const float4 f = tile_quad<BN, SWZ>(ct, r, cl + q);
-            v[q] = f.x, v[q + 1] = f.y, v[q + 2] = f.z, v[q + 3] = f.w;
-          }
-          *reinterpret_cast<uint4*>(y + yo + n0 + cl) = pack16<T>(v);
-        } else {
-          *reinterpret_cast<uint4*>(y + yo + n0 + cl) = pack16<T>(ct + r * (BN + 1) + cl);
+        for (int q = 0; q < V; q += 4) {
+          const float4 f = tile_quad<BN, L>(ct, r, cl + q);
+          v[q] = f.x, v[q + 1] = f.y, v[q + 2] = f.z, v[q + 3] = f.w;
         }
+        *reinterpret_cast<uint4*>(y + yo + n0 + cl) = pack16<T>(v);
       }
     }
   } else if (a.y_cfast) {
@@ -347,7 +347,7 @@ __device__ __forceinline__ void tile_to_y(const float* ct, int rows, const int64
       const int r = i / BN, cl = i % BN;
       const int64_t yo = yoff[r * yoff_stride];
       if (yo >= 0 && cl < cols_left) {
-        y[yo + int64_t(n0 + cl) * cstride] = from_float<T>(tile_at<BN, SWZ>(ct, r, cl));
+        y[yo + int64_t(n0 + cl) * cstride] = from_float<T>(ct[tile_index<BN, L>(r, cl)]);
       }
     }
   } else {
@@ -363,50 +363,32 @@ __device__ __forceinline__ void tile_to_y(const float* ct, int rows, const int64
       const int64_t yo = j < g ? yoff[r * yoff_stride] : -1;
       if (yo < 0) continue;
       T* yp = y + yo + int64_t(n0 + j) * cstride;
-      const float* src = ct + r * (BN + 1) + j;  // the padded layout (!SWZ)
       if (g == 1 && cols_left == BN) {
-        // A whole row (the common case): a compile-time trip count and tile offsets (SWZ:
-        // four columns per shared load). The scalar loop below took 27 instructions per 4
-        // stores (ncu, suite case 6 bf16 NCDHW on v1).
-        if constexpr (SWZ) {
+        // A whole row (the common case): a compile-time trip count, four columns per shared
+        // load. A scalar loop took 27 instructions per 4 stores (ncu, suite case 6 bf16 NCDHW
+        // on v1).
 #pragma unroll 4
-          for (int c4 = 0; c4 < BN; c4 += 4) {
-            const float4 f = tile_quad<BN, SWZ>(ct, r, c4);
-            yp[0] = from_float<T>(f.x);
-            yp[cstride] = from_float<T>(f.y);
-            yp[2 * cstride] = from_float<T>(f.z);
-            yp[3 * cstride] = from_float<T>(f.w);
-            yp += 4 * cstride;
-          }
-        } else {
-#pragma unroll 8
-          for (int cl = 0; cl < BN; ++cl) {
-            *yp = from_float<T>(src[cl]);
-            yp += cstride;
-          }
+        for (int c4 = 0; c4 < BN; c4 += 4) {
+          const float4 f = tile_quad<BN, L>(ct, r, c4);
+          yp[0] = from_float<T>(f.x);
+          yp[cstride] = from_float<T>(f.y);
+          yp[2 * cstride] = from_float<T>(f.z);
+          yp[3 * cstride] = from_float<T>(f.w);
+          yp += 4 * cstride;
         }
         continue;
       }
       const int64_t step = int64_t(g) * cstride;
-      if constexpr (SWZ) {
 #pragma unroll 4
-        for (int cl = j; cl < cols_left; cl += g) {
-          *yp = from_float<T>(tile_at<BN, SWZ>(ct, r, cl));
-          yp += step;
-        }
-      } else {
-#pragma unroll 4
-        for (int cl = j; cl < cols_left; cl += g) {
-          *yp = from_float<T>(*src);
-          yp += step;
-          src += g;
-        }
+      for (int cl = j; cl < cols_left; cl += g) {
+        *yp = from_float<T>(ct[tile_index<BN, L>(r, cl)]);
+        yp += step;
       }
     }
   }
 }
 
-// Epilogue: accumulators (+ bias) -> fp32 tile ct [BM][BN] in shared memory (the SWZ layout,
+// Epilogue: accumulators (+ bias) -> fp32 tile ct [BM][BN] in shared memory (kSwizzled,
 // each lane's column pair one float2) -> y (tile_to_y). ct is 16-byte aligned (the callers'
 // row tables and tap tables come in multiples of 16 bytes). The caller has finished every read
 // of the shared bytes under ct.
@@ -433,13 +415,13 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::MT][C::NTL][4],
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int rl = wm * C::TM + i * 16 + gi + 8 * h;
-        *reinterpret_cast<float2*>(ct + rl * BN + (cl ^ tile_swizzle<BN>(rl))) =
+        *reinterpret_cast<float2*>(ct + tile_index<BN, TileLayout::kSwizzled>(rl, cl)) =
             make_float2(acc[i][j][2 * h] + bv[0], acc[i][j][2 * h + 1] + bv[1]);
       }
     }
   }
   __syncthreads();
-  tile_to_y<BN, C::NT, T, true>(ct, C::BM, yoff, yoff_stride, a, n0);
+  tile_to_y<BN, C::NT, T, TileLayout::kSwizzled>(ct, C::BM, yoff, yoff_stride, a, n0);
 }
 
 }  // namespace fwd

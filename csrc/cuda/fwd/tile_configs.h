@@ -244,8 +244,8 @@ constexpr long long twg_box_rows(long long pos, long long reach) {
 // x NR, planes = stacked depth planes), the tap table (4 B per entry: a weight offset per tap,
 // or per shift and stack block), two mbarriers, then (kTwgAlign-aligned, the slack included) the
 // weight stages and box_bufs boxes [pos_pad][64 B] (pos_pad: twg_box_rows), with the epilogue
-// tile [bm][64 / stack + 1] fp32 over them (with w-stacked blocks, wstack, one such tile per
-// block). split = 2 (3xTF32) doubles the weight stages and the boxes: a big and a small copy of
+// tile over them, [bm] rows of 64 / stack + 4 fp32 (TileLayout::kPadded4; with w-stacked
+// blocks, wstack, one such tile per block). split = 2 (3xTF32) doubles the weight stages and the boxes: a big and a small copy of
 // each.
 // The two box mbarriers (TMA loads) follow the tap table, 8-byte aligned.
 constexpr long long twg_bar_offset(int nr, long long tap_cap, int slices, int planes) {
@@ -260,7 +260,7 @@ constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long 
   const long long main =
       1LL * split * twg_stages(split) * twg_taps_per_stage(slices) * kTwgTapBytes +
                          1LL * split * box_bufs * kChunks * pos_pad * kChunkBytes;
-  const long long epi = 4LL * bm * (wstack ? stack : 1) * (64 / stack + 1);
+  const long long epi = 4LL * bm * (wstack ? stack : 1) * (64 / stack + 4);
   return twg_head_bytes(nr, tap_cap, slices, wstack ? 1 : stack) + kTwgAlign +
          (main > epi ? main : epi);
 }

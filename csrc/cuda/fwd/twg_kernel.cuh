@@ -509,10 +509,12 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   // ---- epilogue: this thread holds M rows 16 (warp % 4) + lane / 4 (+ 8), that is block jb
   // (both rows: blocks are >= 16 rows) and channels co (+ 8), and virtual rows
   // v = 8 j + 2 (lane % 4) (+ 1); v = line * HW + column, kept when line < bqh, column < bqw.
-  // The tile is [bm][cpad + 1], row (plane, line, column) of the CTA's DD x bqh x bqw.
-  // W-stacked: block jb has its own tile, its column v at output column v - jb cstep, and the
-  // bias goes into block 0's.
+  // The tile is [bm][cpad] in TileLayout::kPadded4 (row stride cpad + 4: this store's four
+  // rows, two apart, start 8 banks apart; tile_common.cuh), row (plane, line, column) of the
+  // CTA's DD x bqh x bqw. W-stacked: block jb has its own tile, its column v at output column
+  // v - jb cstep, and the bias goes into block 0's.
   float* ct = reinterpret_cast<float*>(sw);
+  const int rs = cpad + 4;  // tile row stride
   {
     const T* bias = static_cast<const T*>(a.bias);
     const int jb = 16 * (warp % 4) / cpad;
@@ -527,7 +529,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     }
     const int row0 = (slice * JD + (WS ? 0 : jb)) * bqh * bqw;
     const int cshift = WS ? jb * a.ax[2].cstep : 0;
-    float* const ctb = ct + (WS ? jb * bm * (cpad + 1) : 0);
+    float* const ctb = ct + (WS ? jb * bm * rs : 0);
 #pragma unroll
     for (int j = 0; j < NR / 8; ++j) {
 #pragma unroll
@@ -537,7 +539,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
         const int line = div_hw.divmod(v, col);
         col -= cshift;  // w-stacked: may fall below 0
         if (line < bqh && (WTAPS ? unsigned(col) < unsigned(bqw) : col < bqw)) {
-          float* dst = ctb + (row0 + line * bqw + col) * (cpad + 1) + co;
+          float* dst = ctb + (row0 + line * bqw + col) * rs + co;
           dst[0] = acc[0][j][e] + bv[0];
           dst[8] = acc[0][j][2 + e] + bv[1];
         }
@@ -549,10 +551,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     // Output column c takes block j's column c + j cstep where that lies in the line (HW):
     // the only blocks with a tap there (their tap jw >= 0 keeps it within the box span), in
     // block order, so the sum is the same every run.
-    const int cs = a.ax[2].cstep, tile = bm * (cpad + 1);
+    const int cs = a.ax[2].cstep, tile = bm * rs;
     for (int i = tid; i < bm * cpad; i += NT) {
       const int r = i / cpad, co = i - r * cpad, c = r % bqw;
-      float* p = ct + r * (cpad + 1) + co;
+      float* p = ct + r * rs + co;
       float sum = p[0];
       for (int j = 1; j < J && c + j * cs < HW; ++j) sum += p[j * tile];
       p[0] = sum;
@@ -560,11 +562,11 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
     __syncthreads();
   }
   if (!STACK) {
-    tile_to_y<64, NT, T>(ct, bm, yrow, 1, a, 0);
+    tile_to_y<64, NT, T, TileLayout::kPadded4>(ct, bm, yrow, 1, a, 0);
   } else if (J == 2) {
-    tile_to_y<32, NT, T>(ct, bm, yrow, 1, a, 0);
+    tile_to_y<32, NT, T, TileLayout::kPadded4>(ct, bm, yrow, 1, a, 0);
   } else {
-    tile_to_y<16, NT, T>(ct, bm, yrow, 1, a, 0);
+    tile_to_y<16, NT, T, TileLayout::kPadded4>(ct, bm, yrow, 1, a, 0);
   }
 #endif
 }

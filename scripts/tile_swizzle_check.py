@@ -1,20 +1,22 @@
-"""Shared-memory bank model of store_tile's epilogue tile (csrc/cuda/fwd/tile_common.cuh).
+"""Shared-memory bank model of the epilogue tiles (csrc/cuda/fwd/tile_common.cuh, TileLayout).
 
-Row r's column c lives at word r * BN + (c ^ swizzle(r)). For each access pattern of the
-epilogue this prints the worst number of wavefronts per request group (1.0 = conflict-free):
+store_tile's tile (kSwizzled) holds row r's column c at word r * BN + (c ^ swizzle(r)); twg's
+(kPadded4) at r * (BN + 4) + c. For each access pattern of the epilogue this prints the worst
+number of wavefronts per request group (1 = conflict-free):
 - sts64: the mma fragment's writes, lane 4 gi + ti storing columns 2 ti, 2 ti + 1 of row gi
-  (rows start at multiples of 8, columns at multiples of 8), one float2 per lane;
+  (rows start at multiples of 8, columns at multiples of 8), one float2 per lane (store_tile);
+- twg: twg's writes, lane l storing row base + 2 (l % 4), column 16k + l / 4 (and + 8), scalar;
 - ncdhw128: NCDHW y, 32 consecutive rows, one per thread, reading 16 bytes at column 4k;
 - vec4 / vec8: channels_last y, thread i reading the 4 or 8 columns of chunk i of the tile;
 - cfast: consecutive threads reading consecutive columns.
-The hardware serves 8-byte accesses per half warp and 16-byte ones per quarter warp. The
-padded tile that store_tile used before ([rows][BN + 1], still twg's) is modelled with the scalar
-accesses it is read and written with.
+The hardware serves 8-byte accesses per half warp and 16-byte ones per quarter warp. The tile
+both used before ([rows][BN + 1]) is modelled with the scalar accesses it was read with. Each
+kernel uses only its own write pattern (sts64 or twg).
 
     python scripts/tile_swizzle_check.py            # the kernel's swizzles, and the padded tile
     python scripts/tile_swizzle_check.py --search   # every linear map of r's bits (slow for 64)
 
-Change tile_swizzle in the kernel and here together.
+Change the layouts in the kernel and here together.
 """
 import argparse
 import itertools
@@ -59,6 +61,11 @@ def check(bn, word, vector=True, rows=256):
     for rb in range(0, rows, 8):
         for cb in range(0, bn, 8):
             access("sts64", [(rb + gi, cb + 2 * ti) for gi in range(8) for ti in range(4)], 8)
+    for rb in range(0, rows - 8, 2):
+        for cb in range(0, bn, 16):
+            for h in (0, 8):
+                upd("twg", wavefronts([4 * word(rb + 2 * (l % 4), cb + l // 4 + h)
+                                       for l in range(32)], 4))
     for r0 in range(0, rows, 32):
         for c in range(0, bn, 4):
             access("ncdhw128", [(r0 + t, c) for t in range(32)], 16)
@@ -93,8 +100,11 @@ def main():
     ap.add_argument("--search", action="store_true")
     args = ap.parse_args()
     for bn in (16, 32, 48, 64):
-        print(f"BN {bn:2d} swizzled: {check(bn, lambda r, c: r * bn + (c ^ swizzle(bn, r)))}")
-        print(f"BN {bn:2d} padded:   {check(bn, lambda r, c: r * (bn + 1) + c, vector=False)}")
+        print(f"BN {bn:2d} swizzled (store_tile): "
+              f"{check(bn, lambda r, c: r * bn + (c ^ swizzle(bn, r)))}")
+        print(f"BN {bn:2d} padded by 4 (twg):     {check(bn, lambda r, c: r * (bn + 4) + c)}")
+        print(f"BN {bn:2d} padded by 1 (before):  "
+              f"{check(bn, lambda r, c: r * (bn + 1) + c, vector=False)}")
         if args.search:
             print(f"BN {bn:2d} search:   {search(bn)}")
 

@@ -281,7 +281,7 @@ __device__ __forceinline__ uint4 pack16(const float* src) {
 // case 5 TF32 NCDHW: 54 % of the shared store wavefronts), and no odd stride avoids them. Both
 // layouts are conflict-free for their writes, for a thread's float4 reads along its row (32
 // consecutive rows: NCDHW y), float4 reads of channel chunks (channels_last y; 16-bit chunks of
-// BN 48 and 64 stay 2-way, as padded) and scalar reads along a row.
+// BN 48 and 64, and twg's chunks at BN 16, stay 2-way as before) and scalar reads along a row.
 // scripts/tile_swizzle_check.py models the banks; change both together. The swizzle moves only
 // 16-byte groups (bits 2-4 of the column); it was found by searching the linear maps of r's bits
 // (a swizzled twg tile made twg spill and lose: design doc v29).

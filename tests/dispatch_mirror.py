@@ -164,6 +164,9 @@ TWG_SMEM_CAP = {  # H100 (twg runs on 9.0 only): four slices may take the opt-in
 }
 
 
+TWG_TILE_PAD = 4  # tile_configs.h: kTwgTilePad
+
+
 def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1, wstack=False):
     """twg_smem_bytes (tile_configs.h): the row and tap tables and two mbarriers, then (at the
     next 512-byte boundary: the swizzle's period) 3 stages (twg_stages: 2 for 3xTF32) of
@@ -174,7 +177,7 @@ def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1, w
     head = -(-(-(-(8 * slices * planes * nr + 4 * tap_cap) // 8) * 8 + 16) // 128) * 128
     stages = 2 if split == 2 else 3
     return head + 512 + max(split * (stages * 2 * slices * 4096 + box_bufs * 4 * pos_pad * 16),
-                            4 * bm * (stack if wstack else 1) * (64 // stack + 4))
+                            4 * bm * (stack if wstack else 1) * (64 // stack + TWG_TILE_PAD))
 
 
 TWG_TWO_SLICE_K = 96  # forward_cuda.cpp: kTwgTwoSliceK

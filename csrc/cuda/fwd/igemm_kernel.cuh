@@ -50,10 +50,9 @@ struct IgemmCfg : IgemmGrid<MODE, BN> {
   static constexpr int kMinBlocks = (!KVEC && BN <= 32 && MODE != Mode::kTf32x3)
                                         ? 3
                                         : IgemmGrid<MODE, BN>::kMinBlocks;
-  // store_tile's tile takes BM x BN floats; sized as the padded BN + 1 layout was, so no plan
-  // changed when the tile became swizzled
-  static constexpr int kEpiStride = BN + 1;
-  static constexpr int kEpiBytes = BM * kEpiStride * 4;
+  // store_tile's tile is BM x BN floats, sized as when its rows were padded to BN + 1, so no
+  // plan changed when it became swizzled
+  static constexpr int kEpiBytes = BM * (BN + 1) * 4;
   static constexpr int kSmemBytes =
       kRowInfoBytes + (kPipeBytes > kEpiBytes ? kPipeBytes : kEpiBytes);
 };

@@ -274,8 +274,9 @@ __device__ __forceinline__ uint4 pack16(const float* src) {
 // rows (each thread's four columns 4k.. are one float4):
 // - kSwizzled (store_tile): row r's column c at r * BN + (c ^ tile_swizzle<BN>(r)). The mma
 //   fragment writes lane 4 gi + ti to row gi, columns 2 ti and 2 ti + 1 (one float2).
-// - kPadded4 (twg): row r's column c at r * (BN + 4) + c. twg's writes put lane l on rows two
-//   apart (2 (l % 4)) and channel l / 4, banks 8 (l % 4) + l / 4 with this stride.
+// - kPadded4 (twg): row r's column c at r * (BN + kTwgTilePad) + c (tile_configs.h, which
+//   sizes it). twg's writes put lane l on rows two apart (2 (l % 4)) and channel l / 4, banks
+//   8 (l % 4) + l / 4 with this stride.
 // Before, both used [rows][BN + 1] (odd stride), read by scalars: the fragment's writes hit
 // banks gi + 2 ti and twg's 2 (l % 4) + l / 4, up to 4-way conflicts (Nsight Compute, suite
 // case 5 TF32 NCDHW: 54 % of the shared store wavefronts), and no odd stride avoids them. Both
@@ -302,7 +303,7 @@ __device__ __forceinline__ int tile_index(int r, int c) {
   if constexpr (L == TileLayout::kSwizzled) {
     return r * BN + (c ^ tile_swizzle<BN>(r));
   } else {
-    return r * (BN + 4) + c;
+    return r * (BN + kTwgTilePad) + c;
   }
 }
 

@@ -200,7 +200,7 @@ constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long lon
            halo_pos * deep_chunks * kRowBytes;
   }
   const long long main = stages + box_bufs * halo_pos * kRowBytes;
-  const long long epi = 4LL * bm * (bn + 1);  // store_tile needs bm x bn (was padded)
+  const long long epi = 4LL * bm * (bn + 1);  // the tile is bm x bn; sized as when padded
   return 8LL * bm + 8LL * tap_cap + (main > epi ? main : epi);
 }
 
@@ -240,13 +240,17 @@ constexpr long long twg_box_rows(long long pos, long long reach) {
   return ((pos > reach ? pos : reach) + 7) / 8 * 8;
 }
 
+// Row padding of twg's fp32 epilogue tile (TileLayout::kPadded4, tile_common.cuh): rows of
+// 64 / stack + kTwgTilePad floats, so a store's rows two apart start 8 banks apart.
+constexpr int kTwgTilePad = 4;
+
 // Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= slices x planes
 // x NR, planes = stacked depth planes), the tap table (4 B per entry: a weight offset per tap,
 // or per shift and stack block), two mbarriers, then (kTwgAlign-aligned, the slack included) the
 // weight stages and box_bufs boxes [pos_pad][64 B] (pos_pad: twg_box_rows), with the epilogue
-// tile over them, [bm] rows of 64 / stack + 4 fp32 (TileLayout::kPadded4; with w-stacked
-// blocks, wstack, one such tile per block). split = 2 (3xTF32) doubles the weight stages and the boxes: a big and a small copy of
-// each.
+// tile over them, [bm] rows of 64 / stack + kTwgTilePad fp32 (with w-stacked blocks, wstack,
+// one such tile per block). split = 2 (3xTF32) doubles the weight stages and the boxes: a big
+// and a small copy of each.
 // The two box mbarriers (TMA loads) follow the tap table, 8-byte aligned.
 constexpr long long twg_bar_offset(int nr, long long tap_cap, int slices, int planes) {
   return (8LL * slices * planes * nr + 4 * tap_cap + 7) / 8 * 8;
@@ -260,7 +264,7 @@ constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long 
   const long long main =
       1LL * split * twg_stages(split) * twg_taps_per_stage(slices) * kTwgTapBytes +
                          1LL * split * box_bufs * kChunks * pos_pad * kChunkBytes;
-  const long long epi = 4LL * bm * (wstack ? stack : 1) * (64 / stack + 4);
+  const long long epi = 4LL * bm * (wstack ? stack : 1) * (64 / stack + kTwgTilePad);
   return twg_head_bytes(nr, tap_cap, slices, wstack ? 1 : stack) + kTwgAlign +
          (main > epi ? main : epi);
 }

@@ -509,12 +509,12 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
   // ---- epilogue: this thread holds M rows 16 (warp % 4) + lane / 4 (+ 8), that is block jb
   // (both rows: blocks are >= 16 rows) and channels co (+ 8), and virtual rows
   // v = 8 j + 2 (lane % 4) (+ 1); v = line * HW + column, kept when line < bqh, column < bqw.
-  // The tile is [bm][cpad] in TileLayout::kPadded4 (row stride cpad + 4: this store's four
-  // rows, two apart, start 8 banks apart; tile_common.cuh), row (plane, line, column) of the
-  // CTA's DD x bqh x bqw. W-stacked: block jb has its own tile, its column v at output column
-  // v - jb cstep, and the bias goes into block 0's.
+  // The tile is [bm][cpad] in TileLayout::kPadded4 (row stride cpad + kTwgTilePad: this
+  // store's four rows, two apart, start 8 banks apart; tile_common.cuh), row (plane, line,
+  // column) of the CTA's DD x bqh x bqw. W-stacked: block jb has its own tile, its column v at
+  // output column v - jb cstep, and the bias goes into block 0's.
   float* ct = reinterpret_cast<float*>(sw);
-  const int rs = cpad + 4;  // tile row stride
+  const int rs = cpad + kTwgTilePad;  // tile row stride
   {
     const T* bias = static_cast<const T*>(a.bias);
     const int jb = 16 * (warp % 4) / cpad;

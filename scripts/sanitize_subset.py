@@ -126,8 +126,9 @@ CASES = [
     (1, 32, 24, (4, 5, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4,
      {"CONVT3D_FUSED_PAIR": "1", "CONVT3D_HALO": "2"}),
     # densified groups whose zero weight blocks are skipped (forced in every mode; the rule
-    # skips in strict fp32 only): suite case 5's grouping on the per-phase and the fused
-    # kernel, and groups of 4 -> 2 (an n8 tile spans four groups) with two N tiles' worth of rows
+    # skips in strict fp32 and on the per-phase kernel at BN 32): suite case 5's grouping on
+    # the per-phase and the fused kernel, and groups of 4 -> 2 (an n8 tile spans four groups)
+    # with two N tiles' worth of rows
     (2, 32, 32, (3, 4, 6), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4,
      {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0", "CONVT3D_DENSE_SKIP": "1"}),
     (2, 32, 32, (3, 4, 6), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4,

@@ -809,8 +809,9 @@ DENSE_SKIP_SPECS = [
 @pytest.mark.parametrize("case", range(len(DENSE_SKIP_SPECS)))
 def test_dense_skip(case, kernel, layout, precision, monkeypatch):
     """Skipping a densified layer's zero weight blocks (CONVT3D_DENSE_SKIP=1, forced in every
-    mode; the rule skips in strict fp32 only) gives right results on poisoned outputs and the
-    same values as multiplying them (=0): a skipped block only ever added zeros."""
+    mode; the rule skips in strict fp32 and on the per-phase kernel at BN 32) gives right
+    results on poisoned outputs and the same values as multiplying them (=0): a skipped block
+    only ever added zeros."""
     spec = DENSE_SKIP_SPECS[case]
     monkeypatch.setenv("CONVT3D_HALO", "1" if kernel == "halo" else FORCE["fused"])
     monkeypatch.setenv("CONVT3D_TWG", "0")
@@ -834,7 +835,7 @@ def test_dense_skip_keeps_non_finite_in_its_group(kernel, tf32, monkeypatch):
     spec = DENSE_SKIP_SPECS[0]
     monkeypatch.setenv("CONVT3D_HALO", "1" if kernel == "halo" else FORCE["fused"])
     monkeypatch.setenv("CONVT3D_TWG", "0")
-    monkeypatch.setenv("CONVT3D_DENSE_SKIP", "1")  # TF32 skips only when forced
+    monkeypatch.setenv("CONVT3D_DENSE_SKIP", "1")  # fused TF32 skips only when forced
     (x, w, b), (x64, w64, b64) = make(spec, torch.float32)
     x[0, 3, 1, 2, 3] = x64[0, 3, 1, 2, 3] = float("inf")  # channel 3: group 0
     s, p, op, d, g = geometry_args(spec)

@@ -1076,17 +1076,24 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   if (a.w_direct) {
     a.wp = w.const_data_ptr();
   } else {
-    const int64_t total = f.p.groups * p.k[0] * p.k[1] * p.k[2] * a.cout_g * a.cin_pad;
+    fwd::RepackArgs r;
+    r.rows = f.p.groups * p.k[0] * p.k[1] * p.k[2] * a.cout_g;
+    r.cin_g = a.cin_g;
+    r.cin_pad = a.cin_pad;
+    r.cout_g = a.cout_g;
+    r.dense_g = f.dense_g;
+    for (int i = 0; i < 3; ++i) r.k[i] = a.k[i];
+    for (int i = 0; i < 5; ++i) r.ws[i] = p.w_st[i];
+    const int64_t total = r.rows * a.cin_pad;
     // 3xTF32 on the transposed kernel: the TF32 big parts, then the small ones (a.w_small);
     // the non-overlapping kernel splits B in shared memory (its weight share of y is larger:
     // split, suite case 9's would be 6.25 % of y)
     const bool split = f.twg_nr > 0 && f.mode == fwd::Mode::kTf32x3;
     a.w_small = split ? total : 0;
+    r.split = a.w_small;
     wp = c10::cuda::CUDACachingAllocator::get()->allocate(
         size_t(split ? 2 * total : total) * w.element_size());
-    const int64_t ws[5] = {p.w_st[0], p.w_st[1], p.w_st[2], p.w_st[3], p.w_st[4]};
-    C10_CUDA_CHECK(fwd::repack_weight(f.mode, w.const_data_ptr(), wp.get(), total, a.cin_g,
-                                      a.cin_pad, a.cout_g, f.dense_g, a.k, ws, a.w_small, stream));
+    C10_CUDA_CHECK(fwd::repack_weight(f.mode, w.const_data_ptr(), wp.get(), r, stream));
     a.wp = wp.get();
   }
 

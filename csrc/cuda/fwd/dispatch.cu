@@ -119,13 +119,12 @@ cudaError_t igemm_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_
   return cudaErrorInvalidValue;
 }
 
-cudaError_t repack_weight(Mode mode, const void* w, void* wp, int64_t total, int cin_g,
-                          int cin_pad, int cout_g, int dense_g, const int* k, const int64_t* ws,
-                          int64_t split, cudaStream_t stream) {
+cudaError_t repack_weight(Mode mode, const void* w, void* wp, const RepackArgs& r,
+                          cudaStream_t stream) {
   switch (mode) {
 #define CONVT3D_FWD_REPACK(M) \
   case M:                     \
-    return launch_repack<M>(w, wp, total, cin_g, cin_pad, cout_g, dense_g, k, ws, split, stream);
+    return launch_repack<M>(w, wp, r, stream);
     CONVT3D_FWD_REPACK(Mode::kBf16)
     CONVT3D_FWD_REPACK(Mode::kFp16)
     CONVT3D_FWD_REPACK(Mode::kTf32)

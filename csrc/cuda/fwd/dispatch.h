@@ -2,6 +2,7 @@
 // from runtime (mode, BN, loader) to the instantiated kernels. Torch-free.
 #pragma once
 
+#include "launch.h"
 #include "mode.h"
 #include "phases.h"
 #include "tile_configs.h"
@@ -36,13 +37,12 @@ cudaError_t twg_forward(Mode mode, int nr, bool kvec, const FwdArgs& a, int64_t 
 // kPwBns, with a.m_tiles, a.n_tiles, a.pad and a.out set for it.
 cudaError_t pw_forward(Mode mode, int bn, const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 
-// Packs the weight (any strides) into the kernel's [g][kD][kH][kW][Cout_g][cin_pad] layout.
+// Packs the weight (any strides) into the rows that r describes (launch.h: RepackArgs).
 // dense_g > 1 packs that many groups (cin_g and cout_g then count all of them) into one
 // block-diagonal weight, zero off the diagonal blocks. split > 0 (3xTF32 only): wp holds
-// 2 x total elements, the TF32 big parts at e and the small parts at split = total + e.
-cudaError_t repack_weight(Mode mode, const void* w, void* wp, int64_t total, int cin_g,
-                          int cin_pad, int cout_g, int dense_g, const int* k, const int64_t* ws,
-                          int64_t split, cudaStream_t stream);
+// 2 x rows x cin_pad elements, the TF32 big parts at e and the small parts at split + e.
+cudaError_t repack_weight(Mode mode, const void* w, void* wp, const RepackArgs& r,
+                          cudaStream_t stream);
 
 // Sets a contiguous NCDHW y, `planes` = N x Cout planes of plane_elems elements, to each
 // plane's bias[p % channels] (bias null: zeros), for a per-phase kernel launched with

@@ -330,53 +330,6 @@ __global__ void __launch_bounds__(IgemmCfg<MODE, BN, KVEC>::NT,
 #endif
 }
 
-// Packs w [Cin, Cout/g, kD, kH, kW] (any strides) into [g][kD][kH][kW][Cout_g][cin_pad]: one
-// 16-byte-aligned K-contiguous row per (tap, column), zero beyond Cin_g. TF32 mode rounds here
-// so the main loop does not have to; 3xTF32 keeps full fp32 and splits in the loop, or with
-// split > 0 (the transposed kernel, whose operands go to the tensor core from shared memory)
-// writes the TF32 big part at e and the small part at split + e.
-template <Mode MODE>
-__global__ void repack_weight_kernel(const typename ModeTraits<MODE>::T* __restrict__ w,
-                                     typename ModeTraits<MODE>::T* __restrict__ wp,
-                                     int64_t total, int cin_g, int cin_pad, int cout_g,
-                                     int dense_g, int kd, int kh, int kw, int64_t ws0,
-                                     int64_t ws1, int64_t ws2, int64_t ws3, int64_t ws4,
-                                     int64_t split) {
-  using T = typename ModeTraits<MODE>::T;
-  // Densified groups: w's own groups are cin_g / dense_g -> cout_g / dense_g channels.
-  const int src_cin = cin_g / dense_g, src_cout = cout_g / dense_g;
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
-       e += int64_t(gridDim.x) * blockDim.x) {
-    int64_t r = e;
-    const int ci = static_cast<int>(r % cin_pad);
-    r /= cin_pad;
-    const int col = static_cast<int>(r % cout_g);
-    r /= cout_g;
-    const int tw = static_cast<int>(r % kw);
-    r /= kw;
-    const int th = static_cast<int>(r % kh);
-    r /= kh;
-    const int td = static_cast<int>(r % kd);
-    const int64_t g = r / kd;
-    T v = from_float<T>(0.f);
-    if (ci < cin_g && ci / src_cin == col / src_cout) {
-      v = w[(g * cin_g + ci) * ws0 + (col % src_cout) * ws1 + td * ws2 + th * ws3 + tw * ws4];
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-      if constexpr (MODE == Mode::kTf32) v = __uint_as_float(tf32_rna(v));
-#endif
-    }
-    if constexpr (MODE == Mode::kTf32x3) {
-      if (split > 0) {
-        uint32_t big, small;
-        tf32_split_bits(__float_as_uint(v), big, small);
-        v = __uint_as_float(big);
-        wp[split + e] = __uint_as_float(small);
-      }
-    }
-    wp[e] = v;
-  }
-}
-
 // Launchers, declared in launch.h and instantiated in inst_*.cu. They return the launch status.
 template <Mode MODE, int BN, bool KVEC>
 cudaError_t launch_igemm(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
@@ -390,20 +343,6 @@ cudaError_t launch_igemm(const FwdArgs& a, int64_t blocks, cudaStream_t stream) 
     kernel<<<static_cast<unsigned>(blocks), C::NT, C::kSmemBytes, stream>>>(a);
     return cudaGetLastError();
   }
-}
-
-template <Mode MODE>
-cudaError_t launch_repack(const void* w, void* wp, int64_t total, int cin_g, int cin_pad,
-                          int cout_g, int dense_g, const int* k, const int64_t* ws,
-                          int64_t split, cudaStream_t stream) {
-  using T = typename ModeTraits<MODE>::T;
-  constexpr int kThreads = 256;
-  const int64_t blocks = (total + kThreads - 1) / kThreads;
-  const unsigned grid = static_cast<unsigned>(blocks < 65535 * 16 ? blocks : 65535 * 16);
-  repack_weight_kernel<MODE><<<grid, kThreads, 0, stream>>>(
-      static_cast<const T*>(w), static_cast<T*>(wp), total, cin_g, cin_pad, cout_g, dense_g,
-      k[0], k[1], k[2], ws[0], ws[1], ws[2], ws[3], ws[4], split);
-  return cudaGetLastError();
 }
 
 }  // namespace fwd

@@ -1,5 +1,6 @@
 // Kernels of mode kBf16: every BN of kTileConfigs, both A loaders, and the weight repack.
 #include "igemm_kernel.cuh"
+#include "repack.cuh"
 
 namespace convt3d {
 namespace fwd {

@@ -63,10 +63,19 @@ cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 #define CONVT3D_FWD_INSTANTIATE_PW_MODE(MODE) \
   CONVT3D_FWD_FOR_EACH_PW_BN(CONVT3D_FWD_INSTANTIATE_PW_BN, MODE)
 
+// The weight repack (repack.cuh): w [Cin, Cout/g, kD, kH, kW] (any strides) into rows
+// [g][kD][kH][kW][Cout_g] of cin_pad elements, channel ci of the row at element ci, zero
+// beyond cin_g (or, densified, outside the column's diagonal block).
+struct RepackArgs {
+  int64_t rows = 0;  // g x kD x kH x kW x Cout_g
+  int64_t ws[5] = {};
+  int64_t split = 0;  // 3xTF32: the TF32 small parts this many elements on (0: no split)
+  int cin_g = 0, cin_pad = 0, cout_g = 0, dense_g = 1;
+  int k[3] = {};
+};
+
 template <Mode MODE>
-cudaError_t launch_repack(const void* w, void* wp, int64_t total, int cin_g, int cin_pad,
-                          int cout_g, int dense_g, const int* k, const int64_t* ws,
-                          int64_t split, cudaStream_t stream);
+cudaError_t launch_repack(const void* w, void* wp, const RepackArgs& r, cudaStream_t stream);
 
 // Both A loaders for one (mode, BN): scalar row-fast and 16-byte channel-fast. A BN above
 // max_bn(mode) instantiates only a stub returning an error (pick_bn never chooses it).
@@ -77,8 +86,7 @@ cudaError_t launch_repack(const void* w, void* wp, int64_t total, int cin_g, int
 
 #define CONVT3D_FWD_INSTANTIATE_MODE(MODE)                                             \
   CONVT3D_FWD_FOR_EACH_BN(CONVT3D_FWD_INSTANTIATE_BN, MODE)                            \
-  template cudaError_t launch_repack<MODE>(const void*, void*, int64_t, int, int, int, int, \
-                                           const int*, const int64_t*, int64_t, cudaStream_t);
+  template cudaError_t launch_repack<MODE>(const void*, void*, const RepackArgs&, cudaStream_t);
 
 }  // namespace fwd
 }  // namespace convt3d

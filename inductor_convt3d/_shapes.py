@@ -10,6 +10,8 @@ from torch._prims_common import suggest_memory_format
 
 def triple(value, name: str) -> list:
     """int or 1-/3-sequence -> list of 3, as F.conv_transpose3d accepts."""
+    if type(value) is int:  # the common case first: 0.08 us instead of 0.18 per argument
+        return [value, value, value]
     if isinstance(value, (int, torch.SymInt)):
         return [value] * 3
     value = list(value)

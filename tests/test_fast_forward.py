@@ -237,21 +237,6 @@ def test_layouts(kernel, case, layout, precision, monkeypatch):
 
 # ---- the weight repack (fwd/repack.cuh): w's layout, and more row tiles than one grid -----
 
-def weight_in_layout(w, layout):
-    """w (CPU) on the GPU: contiguous, channels_last_3d, or a strided slice of a wider tensor
-    (every stride but kW's differs from the contiguous one)."""
-    w = w.to(DEVICE)
-    if layout == "contiguous":
-        return w.contiguous()
-    if layout == "cl":
-        return w.contiguous(memory_format=torch.channels_last_3d)
-    ci, co, kd, kh, kw = w.shape
-    big = torch.zeros(ci + 1, co + 3, kd, kh + 1, kw, dtype=w.dtype, device=DEVICE)
-    v = big[1:, 2:2 + co, :, 1:]
-    v.copy_(w)
-    return v
-
-
 REPACK_SPECS = [
     # odd Cin / groups (channel padding), two groups, a kernel of 3 x 2 x 4 taps
     (2, 10, 12, (3, 4, 5), (3, 2, 4), (1, 2, 1), (1, 0, 1), (0, 1, 0), (1, 1, 1), 2, True),
@@ -263,17 +248,18 @@ REPACK_SPECS = [
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
-@pytest.mark.parametrize("w_layout", ["contiguous", "cl", "sliced"])
+@pytest.mark.parametrize("w_layout", ["ncdhw", "cl", "sliced"])
 @pytest.mark.parametrize("case", range(len(REPACK_SPECS)))
 def test_weight_layouts(case, w_layout, precision, monkeypatch):
-    """Every path that reads the repacked weight gets the same layer from any w strides: the
-    repack transposes through shared memory and must follow w's strides, not assume them.
+    """Every path that reads the repacked weight gets the same layer from any w strides
+    (contiguous, channels_last_3d, a narrowed Cout/g and every other kW): the repack transposes
+    through shared memory and must follow w's strides, not assume them.
     CONVT3D_PW_WDIRECT=0: the non-overlapping kernel (case 3) reads the repack too."""
     monkeypatch.setenv("CONVT3D_PW_WDIRECT", "0")
     spec = REPACK_SPECS[case]
     dtype, tf32, bound, _ = precision
     (x, w, b), ref = make(spec, dtype)
-    w = weight_in_layout(w.cpu(), w_layout)
+    w = in_layout(w.cpu(), w_layout)  # "sliced": a narrowed Cout/g, every other kW
     with allow_tf32(tf32):
         y = ic.conv_transpose3d(x, w, b, *geometry_args(spec)[:3], spec[9], spec[8])
     check(y, reference(spec, ref), bound)

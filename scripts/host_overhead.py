@@ -4,8 +4,9 @@ the Python autograd kernel when nothing needs a gradient), through torch.ops (th
 dispatch, Python autograd kernel included), under torch.inference_mode, and for cuDNN, on one
 suite case.
 
-    python scripts/host_overhead.py 9 bf16 ndhwc
+    python scripts/host_overhead.py 9 bf16 ndhwc [--parts] [--profile]
 
+--parts also times the drop-in's Python pieces one by one (guard, checks, argument lists).
 The host time is measured with the stream held busy by a long sleep kernel, so the calls only
 enqueue: it is pure CPU time (Python, dispatcher, planning, allocation, launches).
 """
@@ -20,6 +21,7 @@ import inductor_convt3d
 from inductor_convt3d.bench.suite import get_cases
 from inductor_convt3d.bench.timing import median_seconds
 
+TRIPLES = ("stride", "padding", "output_padding", "dilation")  # the drop-in's int-or-3 arguments
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
@@ -49,6 +51,8 @@ def main():
     ap.add_argument("precision", choices=sorted(DTYPES))
     ap.add_argument("layout", choices=["ncdhw", "ndhwc"])
     ap.add_argument("--profile", action="store_true", help="also print torch.profiler tables")
+    ap.add_argument("--parts", action="store_true",
+                    help="also time the functional drop-in's pieces (Python above the op)")
     args = ap.parse_args()
     torch.backends.cudnn.allow_tf32 = args.precision == "tf32"
     torch.backends.cudnn.benchmark = True
@@ -78,6 +82,12 @@ def main():
     def cudnn():
         return F.conv_transpose3d(x, w, b, **kw)
 
+    od = op.default
+
+    def ours_below():  # the op below autograd, as the drop-in calls it, without its Python
+        with torch._C._AutoDispatchBelowAutograd():
+            return od(x, w, b, *geo)
+
     def plan_only():  # checks and planning, no allocation or launch
         return torch.ops.convt3d._forward_path(x, w, *geo)
 
@@ -104,6 +114,21 @@ def main():
             os.environ["CONVT3D_PLAN_CACHE"] = "0"
         print(f"  {name:22s} {'':>11s}  {host_us(fn):7.1f} us")
         os.environ.pop("CONVT3D_PLAN_CACHE", None)
+    if args.parts:  # the drop-in's Python pieces, each alone (no launch)
+        from inductor_convt3d._shapes import triple
+
+        def guard():
+            with torch._C._AutoDispatchBelowAutograd():
+                pass
+
+        for name, fn in (("op below autograd", ours_below),
+                         ("is_compiling", torch.compiler.is_compiling),
+                         ("is_grad_enabled", torch.is_grad_enabled),
+                         ("any_requires_grad", lambda: torch._C._any_requires_grad(x, w, b)),
+                         ("guard", guard),
+                         ("triple x4", lambda: [triple(kw[k], k) for k in TRIPLES]),
+                         ("ops attribute chain", lambda: torch.ops.convt3d.conv_transpose3d.default)):
+            print(f"  {name:22s} {'':>11s}  {host_us(fn):7.2f} us")
     if args.profile:  # where a call's host time goes, by profiler event (CPU side)
         from torch.profiler import ProfilerActivity, profile
         for name, fn in (("ours (functional)", ours), ("cuDNN", cudnn)):

@@ -242,7 +242,7 @@ REPACK_SPECS = [
     (2, 10, 12, (3, 4, 5), (3, 2, 4), (1, 2, 1), (1, 0, 1), (0, 1, 0), (1, 1, 1), 2, True),
     # small groups that the host densifies into block-diagonal rows
     (1, 32, 32, (4, 3, 5), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4, False),
-    # Cin 256: eight row tiles per channel tile
+    # Cin 256: eight channel tiles, 32 row tiles (8 taps x 128 columns)
     (1, 256, 128, (3, 4, 4), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
 ]
 

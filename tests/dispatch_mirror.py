@@ -167,16 +167,18 @@ TWG_SMEM_CAP = {  # H100 (twg runs on 9.0 only): four slices may take the opt-in
 TWG_TILE_PAD = 4  # tile_configs.h: kTwgTilePad
 
 
-def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1, wstack=False):
+def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1, wstack=False,
+             long_stage=False):
     """twg_smem_bytes (tile_configs.h): the row and tap tables and two mbarriers, then (at the
     next 512-byte boundary: the swizzle's period) 3 stages (twg_stages: 2 for 3xTF32) of
-    2 x slices taps x 4 KB of weights and the boxes of pos_pad rows (twg_box_rows; both twice
+    2 x slices taps (4 x slices with long_stage) x 4 KB of weights and the boxes of pos_pad rows (twg_box_rows; both twice
     with split 2: 3xTF32's big and small copies), or the epilogue tile of bm rows of
     64 / stack + 4 fp32 if larger (one per block when the blocks are w taps)."""
     planes = 1 if wstack else stack
     head = -(-(-(-(8 * slices * planes * nr + 4 * tap_cap) // 8) * 8 + 16) // 128) * 128
     stages = 2 if split == 2 else 3
-    return head + 512 + max(split * (stages * 2 * slices * 4096 + box_bufs * 4 * pos_pad * 16),
+    taps = (4 if long_stage else 2) * slices  # twg_taps_per_stage
+    return head + 512 + max(split * (stages * taps * 4096 + box_bufs * 4 * pos_pad * 16),
                             4 * bm * (stack if wstack else 1) * (64 // stack + TWG_TILE_PAD))
 
 
@@ -233,7 +235,8 @@ def twg_run(spec, mode, kvec=True):
     cp.async) or in 3xTF32, not with the one-term modes' scalar loader; CONVT3D_BOX_STREAM=1
     streams any box that fits, =0 none.
     CONVT3D_TWG_SLICES=2/4 fixes the slices, else twg_slices_rule. 3xTF32 takes TWG_X3_RUN and
-    two slices at one CTA per SM (the opt-in shared memory), with split operands."""
+    two slices at one CTA per SM (the opt-in shared memory), with split operands, and unstacked
+    the long weight stages (8th item) where that tile with its box buffers still fits."""
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
     axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
     chunks = -(-(cin // g) // bk_elems(mode))
@@ -301,23 +304,26 @@ def twg_run(spec, mode, kvec=True):
                     if best is None or cost < best[0]:
                         best = (cost, nr, bqh, bqw,
                                 twg_smem(nr, bm, pos_pad, tap_cap, 2, sl, stack, split, ws)
-                                <= cap, stack, ws)
+                                <= cap, stack, ws, (bm, pos_pad, tap_cap))
         return best
 
     env = "2" if x3 else os.environ.get("CONVT3D_TWG_SLICES")
     sl = int(env) if env in ("2", "4") else 4
     best = search(sl)
-    if env not in ("2", "4") and best is not None and twg_slices_rule(spec, chunks, *best[5:]):
+    if env not in ("2", "4") and best is not None and twg_slices_rule(spec, chunks, *best[5:7]):
         # the same tile; with stacked w taps any tile of the same stack
         two = search(2)
-        if two is not None and two[5:] == best[5:] and (best[6] or two[1:4] == best[1:4]):
+        if two is not None and two[5:7] == best[5:7] and (best[6] or two[1:4] == best[1:4]):
             best, sl = two, 2
     if best is None:
         return None
     env_stream = os.environ.get("CONVT3D_BOX_STREAM")
     stream_ok = env_stream == "1" or (env_stream != "0" and (kvec or x3))
     stream = best[4] and chunks > 1 and stream_ok
-    return best[1], stream, sl, best[2], best[3], best[5], best[6]
+    bm, pos_pad, tap_cap = best[7]
+    long_stage = x3 and best[5] == 1 and twg_smem(best[1], bm, pos_pad, tap_cap, 2 if stream else 1,
+                                                  sl, 1, split, False, True) <= TWG_SMEM_CAP[4]
+    return best[1], stream, sl, best[2], best[3], best[5], best[6], long_stage
 
 
 def tma_strides_ok(x, spec, mode, kvec):
@@ -566,8 +572,9 @@ def kernel_path(x, spec, mode, w=None):
             stream = "_stream" if run[1] else ""
             sl = "_s2" if run[2] == 2 else ""
             stack = f"_{'w' if run[6] else 'j'}{run[5]}" if run[5] > 1 else ""
-            box = "tma" if twg_tma(x, spec, mode, kvec, *run[2:]) else loader
-            return f"twg_{mode}_n{run[0]}{sl}{stack}{stream}_{box}{suffix}"
+            long_stage = "_long" if run[7] else ""
+            box = "tma" if twg_tma(x, spec, mode, kvec, *run[2:7]) else loader
+            return f"twg_{mode}_n{run[0]}{sl}{stack}{long_stage}{stream}_{box}{suffix}"
     if kind == "fused_pair":
         return f"fused_{mode}_bn32_{loader}_pair{suffix}"
     if kind is not None:

@@ -332,3 +332,26 @@ def test_twg_wstacked_ignores_stale_shared_memory(layout, precision, monkeypatch
                                 big[9], big[8])
     assert torch.isnan(y).all()
     run(spec, precision, layout, expect_path=False, kernel="twg" if twg_available() else None)
+
+
+# 3xTF32 layers whose tile (box buffers included) still fits with weight stages of twice the
+# taps (a.twg_long, name "_long"; dispatch_mirror.twg_run's 8th item), and two whose tiles do
+# not: K = 96 x 105 taps (partial sums of 16 K steps between IEEE adds), suite case 2 shrunk
+# (three channel chunks, 3 x 3 x 3), suite case 11 shrunk (streamed), and a streamed box and
+# two stacked planes that keep the short stages.
+STRICT_LONG_CASES = [
+    (1, 96, 64, (4, 5, 6), (7, 5, 3), (1, 1, 1), (3, 2, 1), (0, 0, 0), (1, 1, 1), 1, True),
+    (1, 48, 48, (4, 20, 40), (3, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
+    (2, 128, 64, (5, 6, 9), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False),
+    (1, 48, 48, (4, 16, 64), (3, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    (1, 24, 24, (4, 5, 20), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True),
+]
+
+
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("case", range(len(STRICT_LONG_CASES)))
+def test_twg_strict_fp32_long_stages(case, layout, monkeypatch):
+    monkeypatch.delenv("CONVT3D_TWG")  # the automatic choice, as the mirror predicts it
+    spec = STRICT_LONG_CASES[case]
+    run(spec, (torch.float32, False, 1e-6, "3xtf32"), layout)
+    assert twg_run(spec, "3xtf32")[7] == (case < 3)

@@ -507,7 +507,7 @@ struct TwgTile {
   double cost = 0;
   int nr = 0, h = 0, w = 0, box_bufs = 1, stack = 1;
   bool wstack = false;  // the stack's blocks are w taps (a.stack_w), not depth planes
-  int64_t smem = 0, tap_cap = 0;
+  int64_t smem = 0, tap_cap = 0, pos_pad = 0;  // pos_pad: rows of one box buffer
   int planes() const { return wstack ? 1 : stack; }  // depth planes per warpgroup
 };
 
@@ -571,7 +571,6 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   auto search = [&](int sl) {
     const int64_t cap = sl == 4 || x3 ? int64_t(prop->sharedMemPerBlockOptin) : smem_two_per_sm(x);
     TwgTile best;
-    int64_t best_pos_pad = 0;
     // W taps stack only beyond the most depth planes that fit: at equal J the deeper box of
     // stacked planes serves twice the outputs per box and weight load (H100, 2026-11-25,
     // halo_ab.py --batch 5, ms, two planes / two w taps: suite case 4 (Cout 24) TF32 4.40 /
@@ -630,8 +629,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
           if (smem > cap) continue;
           if (!ws) depth_fit = std::max(depth_fit, J);
           if (best.nr == 0 || cost < best.cost) {
-            best = TwgTile{cost, nr, int(bqh), int(bqw), 1, J, ws, smem, tap_cap};
-            best_pos_pad = pos_pad;
+            best = TwgTile{cost, nr, int(bqh), int(bqw), 1, J, ws, smem, tap_cap, pos_pad};
           }
         }
       }
@@ -648,7 +646,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
         f.sw.box_stream == 1 || (f.sw.box_stream == -1 && (f.kvec || x3));
     if (best.nr > 0 && chunks > 1 && stream_ok) {
       const int64_t stream_smem =
-          fwd::twg_smem_bytes(best.nr, int(sl * best.planes() * best.h * best.w), best_pos_pad,
+          fwd::twg_smem_bytes(best.nr, int(sl * best.planes() * best.h * best.w), best.pos_pad,
                               best.tap_cap, 2, sl, best.stack, split, best.wstack);
       if (stream_smem <= cap) {
         best.box_bufs = 2;
@@ -702,7 +700,25 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int64_t phases = p.stride[0] * p.stride[1] * p.stride[2];
   const double blocks = double(tiles0) * double(phases) * double(f.p.groups);
   if (tiles0 < 1 || blocks > double(std::numeric_limits<int32_t>::max())) return;
+  // 3xTF32, unstacked: weight stages of twice the taps (a.twg_long) where the chosen tile, box
+  // buffers included, still fits; a larger stage never shrinks the tile. Measured (H100,
+  // 2026-11-26, ab_trees.sh, halo_ab.py --batch 5, two rounds, ms, stages of 8 / 16 taps, on
+  // the tiles each tree's planner chose): suite cases 2 5.14 / 4.72 NCDHW and 4.94 / 4.61
+  // channels_last, 8 0.762 / 0.731 and 0.758 / 0.727, 11 1.344 / 1.226 and 1.166 / 1.120;
+  // where the long stages took a smaller tile or gave up the streamed box they lost (case 3
+  // 18.6 / 20.5 channels_last, case 12 1.140 / 1.250).
+  int long_stage = 0;
+  if (x3 && t.stack == 1) {
+    const int64_t long_smem =
+        fwd::twg_smem_bytes(t.nr, int(slices * t.h * t.w), t.pos_pad, t.tap_cap, t.box_bufs,
+                            slices, 1, split, false, true);
+    if (long_smem <= int64_t(prop->sharedMemPerBlockOptin)) {
+      long_stage = 1;
+      t.smem = long_smem;
+    }
+  }
   fwd::FwdArgs& a = f.args;
+  a.twg_long = long_stage;
   a.box[0] = slices;
   a.box[1] = t.h;
   a.box[2] = t.w;
@@ -723,7 +739,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   f.twg_nr = t.nr;
   f.name = std::string("twg_") + fwd::mode_name(f.mode) + "_n" + std::to_string(t.nr) +
            (slices == 2 ? "_s2" : "") + (t.stack > 1 ? (t.wstack ? "_w" : "_j") + std::to_string(t.stack) : "") +
-           (t.box_bufs > 1 ? "_stream" : "") +
+           (long_stage ? "_long" : "") + (t.box_bufs > 1 ? "_stream" : "") +
            (a.box_tma ? "_tma" : f.kvec ? "_kvec" : "_mfast");
 }
 

@@ -104,6 +104,9 @@ struct FwdArgs {
   // and the epilogue sums the blocks' shifted columns (one plane per warpgroup).
   int stack = 1;
   int stack_w = 0;
+  // Transposed wgmma kernel, 3xTF32 unstacked only: 1 takes weight stages of twice the taps
+  // (twg_taps_per_stage), so the per-stage drain comes half as often.
+  int twg_long = 0;
   // The non-overlapping kernel (pw_kernel.cuh) with NCDHW-like x: positions are contiguous per
   // channel, so A arrives M-major (16-bit: read so; TF32: transposed in shared memory) and the
   // columns run (co, td, th, tw).

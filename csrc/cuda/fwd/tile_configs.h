@@ -226,7 +226,12 @@ constexpr int kTwgSlices = 4;       // warpgroups per CTA = box depth in outputs
 // stages give it the same one-ahead loader and free a stage (32 KB) for the box.
 constexpr int twg_stages(int split) { return split == 2 ? 2 : 3; }
 constexpr int twg_stages_ahead(int split) { return twg_stages(split) - (split == 2 ? 1 : 2); }
-constexpr int twg_taps_per_stage(int slices) { return 2 * slices; }  // 8 with four slices
+// 8 with four slices; long_stage (3xTF32 only, a.twg_long) twice that: 3xTF32 retires each
+// stage's wgmmas and adds its partial sums (wgmma_wait<0>) before the next, so a stage of twice
+// the taps halves those drains.
+constexpr int twg_taps_per_stage(int slices, bool long_stage = false) {
+  return (long_stage ? 4 : 2) * slices;
+}
 constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [64 rows][64 B], 64-byte swizzle
 // The weight stages and boxes start at a multiple of the 64-byte swizzle's period.
 constexpr int kTwgAlign = 512;
@@ -260,9 +265,9 @@ constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices, int pl
 }
 constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long tap_cap,
                                    int box_bufs, int slices, int stack, int split = 1,
-                                   bool wstack = false) {
+                                   bool wstack = false, bool long_stage = false) {
   const long long main =
-      1LL * split * twg_stages(split) * twg_taps_per_stage(slices) * kTwgTapBytes +
+      1LL * split * twg_stages(split) * twg_taps_per_stage(slices, long_stage) * kTwgTapBytes +
                          1LL * split * box_bufs * kChunks * pos_pad * kChunkBytes;
   const long long epi = 4LL * bm * (wstack ? stack : 1) * (64 / stack + kTwgTilePad);
   return twg_head_bytes(nr, tap_cap, slices, wstack ? 1 : stack) + kTwgAlign +

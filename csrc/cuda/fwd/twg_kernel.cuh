@@ -6,7 +6,7 @@
 // repack splits the weight, the box is split where TF32 rounds it) and issues three wgmmas per K
 // step: a_small b_big and a_big b_small into acc_s, a_big b_big into part. The tensor core
 // truncates as it accumulates, so part is added into acc with IEEE adds after every weight stage
-// (8 K steps) rather than chained over all of K (the halo kernel's two-level sum,
+// (8 K steps; 16 with a.twg_long) rather than chained over all of K (the halo kernel's two-level sum,
 // tile_common.cuh); acc_s, some 2^-11 of the result, may chain.
 //
 // Within one stride phase every tap is a stride-1 shift of a halo box of x (halo_kernel.cuh).
@@ -47,10 +47,12 @@
 namespace convt3d {
 namespace fwd {
 
-template <Mode MODE, int NR, bool KVEC, int SL>
+// LONG: a.twg_long's stages of twice the taps (3xTF32, unstacked).
+template <Mode MODE, int NR, bool KVEC, int SL, bool LONG = false>
 struct TwgCfg {
   using T = typename ModeTraits<MODE>::T;
   static constexpr bool X3 = MODE == Mode::kTf32x3;
+  static_assert(!LONG || X3, "twg: long weight stages for 3xTF32 only");
   static_assert(SL == 2 || SL == 4, "twg: 4 slices (one CTA per SM) or 2 (two)");
   static_assert(!X3 || (SL == 2 && NR == kTwgX3Run), "twg 3xTF32: two slices, one run length");
   static constexpr int NT = 128 * SL;
@@ -60,7 +62,7 @@ struct TwgCfg {
   static constexpr int NX = X3 ? NR / 8 : 1;  // n8 blocks of acc_s and part (3xTF32 only)
   static constexpr int KRUN = kChunkBytes / int(sizeof(T));  // elements per 16-byte plane
   static constexpr int BK = kBkBytes / int(sizeof(T));
-  static constexpr int S = twg_stages(kSplit), TB = twg_taps_per_stage(SL);
+  static constexpr int S = twg_stages(kSplit), TB = twg_taps_per_stage(SL, LONG);
   static constexpr int AH = twg_stages_ahead(kSplit);  // stages the weight loader runs ahead
   static constexpr int kStageBytes = kSplit * TB * kTwgTapBytes;  // [big taps][small taps]
   static constexpr int kTapsPerPass = NT / (64 * kChunks);  // weight copies: one tap = 256
@@ -71,14 +73,14 @@ struct TwgCfg {
 // 2, 3, 11 and 12 3-8 % slower on an H100). WTAPS: the blocks may be w taps (a.stack_w read at
 // run time); false compiles depth planes only, without the w-tap code, whose registers made the
 // depth-stacked NCDHW kernels spill (suite case 4 bf16 NCDHW 2.89 -> 3.53 ms, H200, 2026-11-26).
-template <Mode MODE, int NR, bool KVEC, int SL, bool STACK, bool WTAPS>
-__global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
-                                  TwgCfg<MODE, NR, KVEC, SL>::kMinBlocks)
+template <Mode MODE, int NR, bool KVEC, int SL, bool STACK, bool WTAPS, bool LONG = false>
+__global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
+                                  TwgCfg<MODE, NR, KVEC, SL, LONG>::kMinBlocks)
     twg_fwd_kernel(const __grid_constant__ FwdArgs a) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();
 #else
-  using C = TwgCfg<MODE, NR, KVEC, SL>;
+  using C = TwgCfg<MODE, NR, KVEC, SL, LONG>;
   using T = typename C::T;
   constexpr int NT = C::NT, KRUN = C::KRUN, BK = C::BK, S = C::S, TB = C::TB;
 
@@ -571,9 +573,9 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL>::NT,
 #endif
 }
 
-template <Mode MODE, int NR, bool KVEC, int SL, bool STACK, bool WTAPS>
+template <Mode MODE, int NR, bool KVEC, int SL, bool STACK, bool WTAPS, bool LONG = false>
 cudaError_t launch_twg_kernel(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
-  auto kernel = twg_fwd_kernel<MODE, NR, KVEC, SL, STACK, WTAPS>;
+  auto kernel = twg_fwd_kernel<MODE, NR, KVEC, SL, STACK, WTAPS, LONG>;
   const cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
   if (e != cudaSuccess) return e;
   constexpr int kThreads = TwgCfg<MODE, NR, KVEC, SL>::NT;
@@ -597,7 +599,8 @@ cudaError_t launch_twg(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
     if constexpr (NR != kTwgX3Run) {
       return cudaErrorInvalidValue;
     } else {
-      return launch_twg_stack<MODE, NR, KVEC, 2>(a, blocks, stream);
+      return a.twg_long ? launch_twg_kernel<MODE, NR, KVEC, 2, false, false, true>(a, blocks, stream)
+                        : launch_twg_stack<MODE, NR, KVEC, 2>(a, blocks, stream);
     }
   } else {
     return a.box[0] == 2 ? launch_twg_stack<MODE, NR, KVEC, 2>(a, blocks, stream)

@@ -702,7 +702,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   if (tiles0 < 1 || blocks > double(std::numeric_limits<int32_t>::max())) return;
   // 3xTF32, unstacked: weight stages of twice the taps (a.twg_long) where the chosen tile, box
   // buffers included, still fits; a larger stage never shrinks the tile. Measured (H100,
-  // 2026-11-26, ab_trees.sh, halo_ab.py --batch 5, two rounds, ms, stages of 8 / 16 taps, on
+  // 2026-11-26, ab_trees.sh, halo_ab.py --batch 5, two rounds, ms, stages of 4 / 8 taps, on
   // the tiles each tree's planner chose): suite cases 2 5.14 / 4.72 NCDHW and 4.94 / 4.61
   // channels_last, 8 0.762 / 0.731 and 0.758 / 0.727, 11 1.344 / 1.226 and 1.166 / 1.120;
   // where the long stages took a smaller tile or gave up the streamed box they lost (case 3

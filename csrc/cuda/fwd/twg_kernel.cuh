@@ -6,8 +6,8 @@
 // repack splits the weight, the box is split where TF32 rounds it) and issues three wgmmas per K
 // step: a_small b_big and a_big b_small into acc_s, a_big b_big into part. The tensor core
 // truncates as it accumulates, so part is added into acc with IEEE adds after every weight stage
-// (8 K steps; 16 with a.twg_long) rather than chained over all of K (the halo kernel's two-level sum,
-// tile_common.cuh); acc_s, some 2^-11 of the result, may chain.
+// (8 K steps; 16 with a.twg_long) rather than chained over all of K (the halo kernel's two-level
+// sum, tile_common.cuh); acc_s, some 2^-11 of the result, may chain.
 //
 // Within one stride phase every tap is a stride-1 shift of a halo box of x (halo_kernel.cuh).
 // This kernel computes D[co][pos] = sum over taps and channels of W_t[co][ci] * box[pos + t][ci]

@@ -23,7 +23,21 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
   return fn;
 }
 
+// The map's element type; false for none (fp32 is TF32's and 3xTF32's storage).
+bool map_type(int elem_bytes, bool is_float, CUtensorMapDataType& type) {
+  if (elem_bytes == 4 && is_float) {
+    type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  } else if (elem_bytes == 2) {
+    type = is_float ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+bool tensor_maps_available() { return encode_fn() != nullptr; }
 
 bool encode_box_map(unsigned char* map, const void* x, int elem_bytes, bool is_float,
                     const int64_t* sizes, const int64_t* strides, const int* box) {
@@ -34,13 +48,7 @@ bool encode_box_map(unsigned char* map, const void* x, int elem_bytes, bool is_f
     if (strides[d] < 0) return false;
   }
   CUtensorMapDataType type;
-  if (elem_bytes == 4 && is_float) {
-    type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  } else if (elem_bytes == 2) {
-    type = is_float ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  } else {
-    return false;
-  }
+  if (!map_type(elem_bytes, is_float, type)) return false;
   // (C, W, H, D, N), innermost first; strides of dims 1..4 in bytes.
   const cuuint64_t dims[5] = {cuuint64_t(sizes[1]), cuuint64_t(sizes[4]), cuuint64_t(sizes[3]),
                               cuuint64_t(sizes[2]), cuuint64_t(sizes[0])};
@@ -52,6 +60,22 @@ bool encode_box_map(unsigned char* map, const void* x, int elem_bytes, bool is_f
   const CUresult r = fn(reinterpret_cast<CUtensorMap*>(map), type, 5, const_cast<void*>(x), dims,
                         st, bdim, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B,
                         CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS;
+}
+
+bool encode_weight_map(unsigned char* map, const void* wp, int elem_bytes, bool is_float,
+                       int64_t cin_pad, int64_t rows, int bk, int box_rows) {
+  const auto fn = encode_fn();
+  CUtensorMapDataType type;
+  if (fn == nullptr || !map_type(elem_bytes, is_float, type)) return false;
+  const cuuint64_t dims[2] = {cuuint64_t(cin_pad), cuuint64_t(rows)};
+  const cuuint64_t st[1] = {cuuint64_t(cin_pad * elem_bytes)};
+  const cuuint32_t bdim[2] = {cuuint32_t(bk), cuuint32_t(box_rows)};
+  const cuuint32_t estr[2] = {1, 1};
+  // Every CTA of a phase reads the same weight rows: 256-byte L2 promotion.
+  const CUresult r = fn(reinterpret_cast<CUtensorMap*>(map), type, 2, const_cast<void*>(wp), dims,
+                        st, bdim, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B,
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS;
 }
 

@@ -542,6 +542,7 @@ int64_t twg_shifts(const fwd::AxisPlan* ax, int J, bool ws, int rd, int rh, int 
 // CTA per SM (its three accumulator sets need up to 255 registers). Candidates for bqw split
 // phase 0's Qw into 1..16 near-equal tiles, so planning stays a few microseconds.
 void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
+  constexpr int64_t kTwgIntMax = std::numeric_limits<int32_t>::max();
   const int env = f.sw.twg;  // CONVT3D_TWG: 1 wherever legal, 0 never, unset twg_pays
   if (env == 0) return;
   // 3xTF32: two copies of each operand, one run length, two slices at one CTA per SM
@@ -552,6 +553,11 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const TapStats ts = tap_stats(f.p, ax);
   if (env == -1 && !twg_pays(f, ts)) return;
   if (ts.nonempty == 0 || !tap_offsets_fit(f.p, f.args.cin_pad)) return;
+  // Weights come by TMA only: the driver's tensor-map encoder, and the packed weight's rows (the
+  // small parts' too, plus a box) as int32 coordinates.
+  const double w_rows = double(f.p.groups) * double(f.p.k[0]) * double(f.p.k[1]) *
+                        double(f.p.k[2]) * double(f.p.Cout_g);
+  if (!tensor_maps_available() || split * w_rows + 64 > double(kTwgIntMax)) return;
   // Stacks to try (J, w taps or depth planes): the switches' where legal, else every legal one,
   // depth planes first.
   std::vector<std::pair<int, bool>> stacks;
@@ -1136,6 +1142,17 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
                       ? 1
                       : 0;
     }
+    // The packed weight as rows of cin_pad elements (the small parts' rows after the big
+    // ones'), read in boxes of 64 B x 64 / stack rows (twg_kernel.cuh: produce).
+    const int64_t rows = f.p.groups * p.k[0] * p.k[1] * p.k[2] * a.cout_g;
+    a.w_rows = static_cast<int>(rows);
+    TORCH_CHECK(encode_weight_map(a.w_map, a.wp, static_cast<int>(w.element_size()),
+                                  w.scalar_type() != at::kBFloat16, a.cin_pad,
+                                  a.w_small > 0 ? 2 * rows : rows, fwd::bk_elems(f.mode),
+                                  64 / a.stack),
+                "convt3d: the driver rejected the packed weight's TMA tensor map (",
+                a.cin_pad, " x ", rows, " elements of ", w.element_size(),
+                " bytes); please report this");
     C10_CUDA_CHECK(fwd::twg_forward(f.mode, f.twg_nr, f.kvec, a, f.blocks, stream));
   } else if (f.halo) {
     C10_CUDA_CHECK(fwd::halo_forward(f.mode, f.bn, f.kvec, a, f.blocks, stream));

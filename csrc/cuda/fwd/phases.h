@@ -131,12 +131,16 @@ struct FwdArgs {
   // The transposed kernel in 3xTF32 only: element offset from wp of the weight's TF32 small
   // parts (the repack writes the big parts at wp, the small ones w_small elements on).
   int64_t w_small = 0;
+  // The transposed kernel only: rows of the packed weight's big part (the small parts' first
+  // row in w_map), and w_map, the packed weight's TMA tensor map (box_map.cpp).
+  int w_rows = 0;
   // A densified grouped layer (groups = 1 above, block-diagonal weight): bit 8 s + b is set
   // when K step s (32 bytes of channels) and output channels 8 b .. 8 b + 7 meet a diagonal
   // block (dense_block_bits), so the mma.sync halo kernels skip the zero blocks; 0 otherwise
   // (or CONVT3D_DENSE_SKIP=0).
   uint64_t dense_blocks = 0;
   alignas(64) unsigned char box_map[128] = {};
+  alignas(64) unsigned char w_map[128] = {};
 };
 
 inline int64_t gcd64(int64_t a, int64_t b) {

@@ -221,11 +221,13 @@ inline constexpr int kTwgRuns[] = {128, 144, 160};
 // SM (up to 255 registers per thread).
 constexpr int kTwgX3Run = 128;
 constexpr int kTwgSlices = 4;       // warpgroups per CTA = box depth in outputs (or 2: plan_twg)
-// Weight stages. The one-term modes keep a stage of wgmmas in flight (wgmma_wait<1>), so the
-// loader runs one stage ahead of three. 3xTF32 retires every stage (wgmma_wait<0>), so two
-// stages give it the same one-ahead loader and free a stage (32 KB) for the box.
+// Weight stages. The one-term modes keep a stage of wgmmas in flight (wgmma_wait<1>), so of
+// three stages one is read, one in flight and one loading: the loads run one stage ahead.
+// 3xTF32 retires every stage (wgmma_wait<0>), so two stages give it the same and free a stage
+// (32 KB) for the box.
 constexpr int twg_stages(int split) { return split == 2 ? 2 : 3; }
-constexpr int twg_stages_ahead(int split) { return twg_stages(split) - (split == 2 ? 1 : 2); }
+// mbarriers in the head: two for the box buffers, a full and an empty one per weight stage.
+constexpr int kTwgBars = 2 + 2 * twg_stages(1);
 // 8 with four slices; long_stage (3xTF32 only, a.twg_long) twice that: 3xTF32 retires each
 // stage's wgmmas and adds its partial sums (wgmma_wait<0>) before the next, so a stage of twice
 // the taps halves those drains.
@@ -249,19 +251,15 @@ constexpr long long twg_box_rows(long long pos, long long reach) {
 // 64 / stack + kTwgTilePad floats, so a store's rows two apart start 8 banks apart.
 constexpr int kTwgTilePad = 4;
 
-// Dynamic shared memory of a twg CTA: the row table (8 B per output row, bm <= slices x planes
-// x NR, planes = stacked depth planes), the tap table (4 B per entry: a weight offset per tap,
-// or per shift and stack block), two mbarriers, then (kTwgAlign-aligned, the slack included) the
-// weight stages and box_bufs boxes [pos_pad][64 B] (pos_pad: twg_box_rows), with the epilogue
-// tile over them, [bm] rows of 64 / stack + kTwgTilePad fp32 (with w-stacked blocks, wstack,
-// one such tile per block). split = 2 (3xTF32) doubles the weight stages and the boxes: a big
-// and a small copy of each.
-// The two box mbarriers (TMA loads) follow the tap table, 8-byte aligned.
-constexpr long long twg_bar_offset(int nr, long long tap_cap, int slices, int planes) {
-  return (8LL * slices * planes * nr + 4 * tap_cap + 7) / 8 * 8;
-}
+// Dynamic shared memory of a twg CTA: kTwgBars mbarriers, the row table (8 B per output row,
+// bm <= slices x planes x NR, planes = stacked depth planes), the tap table (4 B per entry: a
+// weight row or offset per tap, or per shift and stack block), then
+// (kTwgAlign-aligned, the slack included) the weight stages and box_bufs boxes [pos_pad][64 B]
+// (pos_pad: twg_box_rows), with the epilogue tile over them, [bm] rows of 64 / stack +
+// kTwgTilePad fp32 (with w-stacked blocks, wstack, one such tile per block). split = 2
+// (3xTF32) doubles the weight stages and the boxes: a big and a small copy of each.
 constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices, int planes) {
-  return (twg_bar_offset(nr, tap_cap, slices, planes) + 16 + 127) / 128 * 128;
+  return (8LL * kTwgBars + 8LL * slices * planes * nr + 4 * tap_cap + 127) / 128 * 128;
 }
 constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long tap_cap,
                                    int box_bufs, int slices, int stack, int split = 1,

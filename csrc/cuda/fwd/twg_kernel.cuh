@@ -20,9 +20,13 @@
 // A warpgroup's output positions are its slice's bqh lines of the box width HW = bqw + span_w,
 // run together as virtual rows v = line * HW + column (<= NR); columns >= bqw (the halo) and
 // rows past bqh * HW compute on box data and are dropped. SL warpgroups (4, or 2 with two CTAs
-// per SM) take depth slices qd0, qd0 + 1, ... Weights stream through cp.async stages of 2 SL
-// taps, the loader one stage ahead: three stages with one stage of wgmmas in flight, or two
-// for 3xTF32, which retires each stage's wgmmas (twg_stages). The box holds one
+// per SM) take depth slices qd0, qd0 + 1, ... Weights stream through stages of 2 SL taps
+// (twg_stages: three with one stage of wgmmas in flight, or two for 3xTF32, which retires each
+// stage's wgmmas). Unstacked kernels load them by TMA: one thread issues a stage's copies once
+// every warp has released its buffer (an "empty" mbarrier per stage) and the warps wait on the
+// stage's "full" mbarrier, so the warpgroups do not meet at a CTA barrier every stage (the
+// cp.async loader, which stacked kernels keep, costs each warp some 100 instructions and a
+// barrier per stage). The box holds one
 // 64-byte channel chunk: reloaded per chunk, or with a.box_bufs = 2 streamed: chunk c + 1 loads into
 // the other buffer while chunk c's first wgmmas run (short phases, e.g. 8 taps at stride 2,
 // would otherwise wait for every box). With channels_last x the host usually sets a.box_tma: one
@@ -63,9 +67,13 @@ struct TwgCfg {
   static constexpr int KRUN = kChunkBytes / int(sizeof(T));  // elements per 16-byte plane
   static constexpr int BK = kBkBytes / int(sizeof(T));
   static constexpr int S = twg_stages(kSplit), TB = twg_taps_per_stage(SL, LONG);
-  static constexpr int AH = twg_stages_ahead(kSplit);  // stages the weight loader runs ahead
+  // Stages whose wgmmas may still run when a stage has been issued: one (wgmma_wait<1>), none
+  // for 3xTF32 (wgmma_wait<0>). TMA weights: a stage's buffer takes stage + S once they are
+  // retired. cp.async weights (stacked kernels): the loader runs AH = S - 1 - kLag stages ahead.
+  static constexpr int kLag = X3 ? 0 : 1;
+  static constexpr int AH = S - 1 - kLag;
   static constexpr int kStageBytes = kSplit * TB * kTwgTapBytes;  // [big taps][small taps]
-  static constexpr int kTapsPerPass = NT / (64 * kChunks);  // weight copies: one tap = 256
+  static constexpr int kTapsPerPass = NT / (64 * kChunks);  // cp.async: one tap = 256 copies
 };
 
 // STACK: a.stack > 1 stacked blocks (J read at run time); false compiles J = 1, so the
@@ -73,6 +81,10 @@ struct TwgCfg {
 // 2, 3, 11 and 12 3-8 % slower on an H100). WTAPS: the blocks may be w taps (a.stack_w read at
 // run time); false compiles depth planes only, without the w-tap code, whose registers made the
 // depth-stacked NCDHW kernels spill (suite case 4 bf16 NCDHW 2.89 -> 3.53 ms, H200, 2026-11-26).
+// Weights: by TMA (one box per tap) where unstacked; a stacked kernel needs J boxes of 64 / J
+// rows per tap, and issuing those measured slower than its cp.async loader (suite case 4
+// TF32 channels_last 3.71 -> 4.19 ms, case 1 0.56 -> 0.72, H100, 2026-11-26), so it keeps
+// that loader and a CTA barrier per stage.
 template <Mode MODE, int NR, bool KVEC, int SL, bool STACK, bool WTAPS, bool LONG = false>
 __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
                                   TwgCfg<MODE, NR, KVEC, SL, LONG>::kMinBlocks)
@@ -82,6 +94,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
 #else
   using C = TwgCfg<MODE, NR, KVEC, SL, LONG>;
   using T = typename C::T;
+  constexpr bool kTmaW = !STACK;
   constexpr int NT = C::NT, KRUN = C::KRUN, BK = C::BK, S = C::S, TB = C::TB;
 
   // Stacked M (a.stack = J > 1, Cout/g <= 64 / J): row block j of the 64 holds channels of
@@ -98,12 +111,17 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   const bool WS = STACK && WTAPS && a.stack_w != 0;
   const int JD = WS ? 1 : J;  // depth planes per warpgroup
   extern __shared__ __align__(128) unsigned char smem[];
-  int64_t* yrow = reinterpret_cast<int64_t*>(smem);                  // <= SL JD NR rows
-  // Weight element offset of each tap, or with J > 1 of each (shift, block), -1 for none (box
-  // offsets are walked arithmetically: next_tap below).
+  // Head (twg_head_bytes): the mbarriers first, at constant addresses, so the weight loads in
+  // the K loop hold no registers for them: the TMA box loads', one per box buffer (a.box_tma),
+  // then each weight stage's full (its copies landed) and empty (every warp is done with it).
+  const uint32_t box_bar = smem_addr(smem), full_bar = box_bar + 16, empty_bar = full_bar + 8 * S;
+  // Then the y offset of each output row (<= SL JD NR rows), then for TMA weights the packed
+  // weight row of each tap (group offset included), for cp.async weights (stacked) the element
+  // offset in the group of each (shift, block), -1 for a block without a tap (box offsets are
+  // walked arithmetically: next_tap below).
+  int64_t* yrow = reinterpret_cast<int64_t*>(smem + 8 * kTwgBars);
   int* tap_w = reinterpret_cast<int*>(yrow + SL * JD * NR);
-  // The TMA box loads' mbarriers, one per box buffer (a.box_tma).
-  const uint32_t box_bar = smem_addr(smem) + uint32_t(twg_bar_offset(NR, a.tap_cap, SL, JD));
+  static_assert(2 + 2 * S <= kTwgBars, "twg: mbarriers in the head");
   // Weight stages and boxes at the next kTwgAlign boundary (the swizzle's period).
   const uint32_t s0 = smem_addr(smem);
   const uint32_t sw0 = s0 + uint32_t(twg_head_bytes(NR, a.tap_cap, SL, JD));
@@ -172,7 +190,6 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
 
   const T* __restrict__ x = static_cast<const T*>(a.x);
   const int kvol = a.k[0] * a.k[1] * a.k[2];
-  const T* __restrict__ wg = static_cast<const T*>(a.wp) + int64_t(g) * kvol * a.cout_g * a.cin_pad;
   const int64_t xn = int64_t(n) * a.xs[0] + int64_t(g) * a.cin_g * a.xs[1];
   const int kchunks = (a.cin_g + BK - 1) / BK;
 
@@ -294,13 +311,14 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     }
   };
 
-  // Weights of one stage: taps (shifts) t0 .. t0 + TB - 1 (< taps), channels ci0.. -> buffer buf
-  // as [tap][64 rows][64 B] (swizzled); thread tid copies row (tid / 4) % 64 (block w_j, channel
-  // w_co), plane tid % 4 of taps tid / 256, + kTapsPerPass, ... (rows past Cout/g, blocks
-  // without a tap and channels past Cin/g are zero-filled); 3xTF32 also the small parts (at
-  // a.w_small in wp) to taps TB + tt. Does not commit.
+  // cp.async weights (stacked kernels) of one stage: taps (shifts) t0 .. t0 + TB - 1 (< taps),
+  // channels ci0.. -> buffer buf as [tap][64 rows][64 B] (swizzled); thread tid copies row
+  // (tid / 4) % 64 (block w_j, channel w_co), plane tid % 4 of taps tid / 256, + kTapsPerPass,
+  // ... (rows past Cout/g, blocks without a tap and channels past Cin/g are zero-filled);
+  // 3xTF32 also the small parts (a.w_small elements on) to taps TB + tt. Does not commit.
   const int w_row = (tid / kChunks) % 64, w_kc = tid % kChunks, w_tap = tid / (64 * kChunks);
   const int w_j = w_row / cpad, w_co = w_row - w_j * cpad;
+  const T* __restrict__ wg = static_cast<const T*>(a.wp) + int64_t(g) * kvol * a.cout_g * a.cin_pad;
   auto load_w = [&](int buf, int ci0, int t0) {
     const bool ok_row = (w_co < a.cout_g) & (ci0 + w_kc * KRUN < a.cin_g);
     const uint32_t dst = sw_addr + buf * C::kStageBytes + sw64_offset(w_row, w_kc);
@@ -308,7 +326,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     for (int tt = w_tap; tt < TB; tt += C::kTapsPerPass) {
       if (t0 + tt < taps) {
         const int off = tap_w[(t0 + tt) * J + w_j];
-        const bool ok = STACK ? ok_row & (off >= 0) : ok_row;
+        const bool ok = ok_row & (off >= 0);
         const T* src = ok ? wg + (off + w_co * a.cin_pad + ci0 + w_kc * KRUN) : wg;
         cp_async_16(dst + tt * kTwgTapBytes, src, ok ? 16 : 0);
         if constexpr (C::X3) {
@@ -330,9 +348,16 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     }
     yrow[r] = off;
   }
-  if (KVEC && a.box_tma && tid == 0) {
-    mbar_init(box_bar, 1);
-    mbar_init(box_bar + 8, 1);
+  if (tid == 0) {
+    if (KVEC && a.box_tma) {
+      mbar_init(box_bar, 1);
+      mbar_init(box_bar + 8, 1);
+    }
+#pragma unroll
+    for (int b = 0; b < S; ++b) {
+      mbar_init(full_bar + 8 * b, 1);
+      mbar_init(empty_bar + 8 * b, NT / 32);  // one arrival per warp
+    }
   }
   {
     // Entry t J + j: shift t = (jd', jh, jw'), block j -> tap jd = jd' + j - (J - 1), or
@@ -345,9 +370,13 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       const int td = a.ax[0].t0[rd] + jd * a.ax[0].tstep;
       const int th = a.ax[1].t0[rh] + jh * a.ax[1].tstep;
       const int tw = a.ax[2].t0[rw] + jw * a.ax[2].tstep;
-      tap_w[e] = jd >= 0 && jd < nd && (!WTAPS || jw >= 0)
-                     ? ((td * a.k[1] + th) * a.k[2] + tw) * a.cout_g * a.cin_pad
-                     : -1;
+      const int tap = (td * a.k[1] + th) * a.k[2] + tw;
+      const bool live = jd >= 0 && jd < nd && (!WTAPS || jw >= 0);
+      if constexpr (kTmaW) {
+        tap_w[e] = (g * kvol + tap) * a.cout_g;  // unstacked: every tap is live
+      } else {
+        tap_w[e] = live ? tap * a.cout_g * a.cin_pad : -1;
+      }
     }
   }
 
@@ -375,12 +404,18 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   __syncthreads();  // row and tap tables
 
   if (taps > 0) {
-    // Stages st = (chunk c, taps sub * TB ..). Commit groups: the box of chunk 0, then one per
-    // weight stage (the loader AH = 1 stage ahead); a later chunk's box is its own group. At
-    // stage st, after the barrier, every warpgroup has retired the wgmmas of stage st - 2
-    // (wgmma_wait<1> below; 3xTF32: of stage st - 1, wgmma_wait<0>), so buffer (st + AH) % S,
-    // last read by one of those stages, takes stage st + AH. With AH = 1 every stage waits for
-    // all copies in flight (wait<AH - 1>), a streamed box included.
+    // Stages st = (chunk c, taps sub * TB ..), stage st in weight buffer st % S.
+    // TMA weights: each warp, once it has retired stage r's wgmmas (r = st - kLag at the end of
+    // stage st), arrives on r's empty barrier; warp 0, at the start of stage st + 1, waits for
+    // all warps' arrivals and loads stage r + S into that buffer, so the copies run up to
+    // S - 1 - kLag stages ahead of the stage being issued. Every warp arrives for stage r
+    // before it can reach a later barrier, so the waits cannot deadlock with the CTA barrier at
+    // each chunk's first stage.
+    // cp.async weights: commit groups are the box of chunk 0, then one per weight stage (the
+    // loader AH = 1 stage ahead); a later chunk's box is its own group. At stage st, after the
+    // barrier, every warpgroup has retired the wgmmas of stage st - 1 - kLag, so buffer
+    // (st + AH) % S, last read by one of those stages, takes stage st + AH. With AH = 1 every
+    // stage waits for all copies in flight (wait<AH - 1>), a streamed box included.
     const int spc = (taps + TB - 1) / TB;
     const int nst = kchunks * spc;
     const bool stream = a.box_bufs > 1;
@@ -404,15 +439,47 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     const uint64_t da0 = wgmma_desc_sw64(sw_addr, 8 * kBkBytes);
     const uint64_t db0 = wgmma_desc_sw64(smem_addr(sbox), 8 * kBkBytes);
     const FastDiv div_spc(spc);
-    auto issue = [&](int s) {
+    // TMA weights (unstacked, J = 1) of stage s into buffer s % S as [tap][64 rows][64 B]: per
+    // tap one box of 64 rows x 64 B of channels c BK .. from the packed weight's row tap_w[t]
+    // (channels past cin_pad arrive as zeros). Rows past Cout/g read the next rows of wp (the
+    // next tap's; past its end, zeros): they only feed D rows that are never stored, and rows
+    // of D do not mix. 3xTF32: the small parts (a.w_rows rows on) to taps TB + tt.
+    // Warp 0 runs it as a whole (warp-uniform branches and waits, lane 0's instructions
+    // predicated), so no branch diverges while wgmmas are in flight: a divergent thread-0
+    // branch made ptxas serialize every wgmma (C7520).
+    auto produce = [&](int s) {
+      const bool leader = threadIdx.x == 0;
+      const int b = s % S;
+      if (s >= S) mbar_wait_warp(empty_bar + 8 * b, uint32_t(s / S - 1) & 1u);
+      int sub;
+      const int c = div_spc.divmod(s, sub);
+      const int t0 = sub * TB, nt = min(TB, taps - t0);
+      const uint32_t bar = full_bar + 8 * b, dst = sw_addr + b * C::kStageBytes;
+      mbar_expect_tx(bar, uint32_t(nt * C::kSplit * kTwgTapBytes), leader);
+      for (int tt = 0; tt < nt; ++tt) {
+        const int row = tap_w[t0 + tt];
+        const uint32_t d = dst + tt * kTwgTapBytes;
+        tma_load_2d(d, a.w_map, bar, c * BK, row, leader);
+        if constexpr (C::X3) {
+          tma_load_2d(d + TB * kTwgTapBytes, a.w_map, bar, c * BK, row + a.w_rows, leader);
+        }
+      }
+    };
+    auto issue = [&](int s) {  // cp.async weights
       int ssub;
       const int sc = div_spc.divmod(s, ssub);
       if (s < nst) load_w(s % S, sc * BK, ssub * TB);
       cp_async_commit();
     };
+    const bool producer = __shfl_sync(0xffffffffu, warp, 0) == 0;  // uniform to the compiler
+    if (kTmaW && producer) {
+      for (int s = 0; s < S && s < nst; ++s) produce(s);  // every buffer starts free
+    }
     load_box(0, 0);
+    if constexpr (!kTmaW) {
 #pragma unroll
-    for (int s = 0; s < C::AH; ++s) issue(s);
+      for (int s = 0; s < C::AH; ++s) issue(s);
+    }
     for (int st = 0; st < nst; ++st) {
       int sub;
       const int c = div_spc.divmod(st, sub);
@@ -436,12 +503,24 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
           bar_phase ^= 1u << buf;
         }
         round_box(buf);
-      } else {
+      } else if constexpr (!kTmaW) {
         cp_async_wait<C::AH - 1>();
       }
-      fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)
-      __syncthreads();
-      issue(st + C::AH);
+      if (!kTmaW || sub == 0) {
+        fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)
+        __syncthreads();
+      }
+      if constexpr (kTmaW) {
+        // Warp 0 refills the buffer of stage r = st - 1 - kLag (released at the end of stage
+        // st - 1) with stage r + S. After the barrier of a chunk's first stage, not before it:
+        // its copies issued ahead of that barrier kept every other warp waiting there (suite
+        // case 11, one stage per chunk, 3xTF32: +5 %, H100).
+        const int r = st - 1 - C::kLag;
+        if (producer && r >= 0 && r + S < nst) produce(r + S);
+        mbar_wait(full_bar + 8 * (st % S), uint32_t(st / S) & 1u);
+      } else {
+        issue(st + C::AH);
+      }
       // K steps of 32 bytes: both, or only the first when the rest of the chunk is padding.
       // A full stage issues its TB x 2 wgmmas back to back with no branch between them (a
       // branch makes ptxas fence each wgmma on its own); a last partial stage or a half chunk
@@ -500,6 +579,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       } else {
         wgmma_wait<1>();
       }
+      // Stage st - kLag's wgmmas are retired in this warp: release its buffer.
+      if (kTmaW && st >= C::kLag) mbar_arrive(empty_bar + 8 * ((st - C::kLag) % S), lane == 0);
     }
     wgmma_wait<0>();
     wgmma_fence_acc(acc);

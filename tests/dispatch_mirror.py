@@ -169,13 +169,14 @@ TWG_TILE_PAD = 4  # tile_configs.h: kTwgTilePad
 
 def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1, wstack=False,
              long_stage=False):
-    """twg_smem_bytes (tile_configs.h): the row and tap tables and eight mbarriers, then (at the
+    """twg_smem_bytes (tile_configs.h): eight mbarriers and the row and tap tables, then (at the
     next 512-byte boundary: the swizzle's period) 3 stages (twg_stages: 2 for 3xTF32) of
-    2 x slices taps (4 x slices with long_stage) x 4 KB of weights and the boxes of pos_pad rows (twg_box_rows; both twice
-    with split 2: 3xTF32's big and small copies), or the epilogue tile of bm rows of
-    64 / stack + 4 fp32 if larger (one per block when the blocks are w taps)."""
+    2 x slices taps (4 x slices with long_stage) x 4 KB of weights and the boxes of pos_pad
+    rows (twg_box_rows; both twice with split 2: 3xTF32's big and small copies), or the
+    epilogue tile of bm rows of 64 / stack + 4 fp32 if larger (one per block when the blocks
+    are w taps)."""
     planes = 1 if wstack else stack
-    head = -(-(-(-(8 * slices * planes * nr + 4 * tap_cap) // 8) * 8 + 64) // 128) * 128
+    head = -(-(8 * 8 + 8 * slices * planes * nr + 4 * tap_cap) // 128) * 128  # twg_head_bytes
     stages = 2 if split == 2 else 3
     taps = (4 if long_stage else 2) * slices  # twg_taps_per_stage
     return head + 512 + max(split * (stages * taps * 4096 + box_bufs * 4 * pos_pad * 16),

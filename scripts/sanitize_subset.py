@@ -70,17 +70,18 @@ CASES = [
      {"CONVT3D_TWG": "1", "CONVT3D_TWG_SLICES": "2"}),
     (1, 40, 48, (3, 4, 5), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1", "CONVT3D_TWG_SLICES": "2"}),
-    # stacked depth planes (Cout/g <= 32): two planes per warpgroup with a depth tail, two
-    # channel chunks; four planes on a stride-2 layer with one- and two-tap phases
+    # stacked depth planes (Cout/g <= 32; weights by 5-D TMA boxes whose blocks past the
+    # kernel's depth taps read zeros): two planes per warpgroup with a depth tail, two channel
+    # chunks; four planes on a layer strided in h and w (one- and two-tap phases there)
     (1, 40, 24, (5, 4, 9), (3, 3, 3), (1, 1, 1), (0, 1, 1), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "2", "CONVT3D_TWG_WSTACK": "0"}),
-    (1, 16, 12, (4, 5, 6), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1,
+    (1, 16, 12, (4, 5, 6), (3, 3, 3), (1, 2, 2), (1, 1, 1), (0, 1, 1), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4", "CONVT3D_TWG_WSTACK": "0"}),
     # stacked w taps: suite case 1's kernel (two w shifts of 4 and 3 taps, block sums in the
-    # epilogue), and stride 2 along w (phases of 4 and 3 w taps) with two channel chunks
+    # epilogue), and strides 2 in depth and h with two channel chunks
     (1, 16, 16, (4, 5, 9), (3, 5, 7), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1", "CONVT3D_TWG_WSTACK": "1"}),
-    (1, 40, 16, (3, 4, 6), (1, 3, 7), (1, 1, 2), (0, 1, 3), (0, 0, 1), (1, 1, 1), 1,
+    (1, 40, 16, (3, 4, 6), (3, 3, 7), (2, 2, 1), (1, 1, 3), (1, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4", "CONVT3D_TWG_WSTACK": "1"}),
     # both again with the wgmma variant forced (sm_90), and the first with its box reloaded per
     # chunk instead of streamed

@@ -209,19 +209,23 @@ def twg_slices_rule(spec, chunks, stack=1, ws=False):
 
 def twg_stack_ok(spec, stack):
     """twg_stack_ok (forward_cuda.cpp): J stacked depth planes need Cout/g <= 64 / J and, for
-    J > 1, unit depth tap steps or at most one depth tap per phase."""
+    J > 1, every phase's depth taps the kernel's (stride | dilation: one TMA box per shift) and
+    unit depth tap steps or at most one depth tap per phase."""
     _, _, cout, size, k, s, p, op, d, g, _ = spec
     if cout // g > 64 // stack:
+        return False
+    if stack > 1 and s[0] // math.gcd(s[0], d[0]) != 1:
         return False
     return stack == 1 or d[0] // math.gcd(s[0], d[0]) == 1 or all(
         nt <= 1 for _, nt, _, _ in axis_taps(size[0], k[0], s[0], p[0], op[0], d[0]))
 
 
 def twg_wstack_ok(spec, stack):
-    """twg_wstack_ok (forward_cuda.cpp): J stacked w taps need J >= 2, Cout/g <= 64 / J and
-    some phase with at least J w taps."""
+    """twg_wstack_ok (forward_cuda.cpp): J stacked w taps need J >= 2, Cout/g <= 64 / J, every
+    phase's w taps the kernel's (stride | dilation: one TMA box per shift) and some phase with
+    at least J w taps."""
     _, _, cout, size, k, s, p, op, d, g, _ = spec
-    return stack >= 2 and cout // g <= 64 // stack and any(
+    return stack >= 2 and cout // g <= 64 // stack and s[2] // math.gcd(s[2], d[2]) == 1 and any(
         nt >= stack for _, nt, _, _ in axis_taps(size[2], k[2], s[2], p[2], op[2], d[2]))
 
 

@@ -234,10 +234,13 @@ TWG_STACK_CASES = [  # N, Cin, Cout, size, kernel, stride, padding, output_paddi
     (2, 24, 24, (5, 6, 9), (3, 3, 3), (1, 1, 1), (0, 1, 1), (0, 0, 0), (1, 1, 1), 1, True),
     # suite case 1's shape: Cout 16, kernel (3, 5, 7)
     (1, 16, 16, (5, 4, 7), (3, 5, 7), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
-    # stride 2, kernel 3: phases of 1 and 2 depth taps; output_padding; Cout 32 (J <= 2)
+    # stride 2, kernel 3: phases of 1 and 2 depth taps; output_padding; Cout 32. Not stacked
+    # (a phase's depth taps are not the kernel's: one TMA box per shift cannot skip the others)
     (2, 32, 32, (5, 6, 7), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True),
-    # stride 2, kernel 4, Cin 40 (two 16-bit chunks, three TF32 ones), Cout 12
+    # stride 2, kernel 4, Cin 40 (two 16-bit chunks, three TF32 ones), Cout 12 (not stacked)
     (1, 40, 12, (6, 5, 6), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False),
+    # stride 1 in depth, 2 in h and w: stacked, with phases of 1 and 2 h and w taps
+    (2, 24, 24, (5, 4, 5), (3, 3, 4), (1, 2, 2), (1, 1, 1), (0, 1, 0), (1, 1, 1), 1, True),
     # depth dilation 2: taps two planes apart, so only J = 1 is legal
     (1, 16, 16, (4, 5, 6), (3, 3, 3), (1, 1, 1), (2, 1, 0), (0, 0, 0), (2, 1, 1), 1, True),
     # two groups of Cout 8
@@ -288,8 +291,11 @@ TWG_WSTACK_CASES = [  # N, Cin, Cout, size, kernel, stride, padding, output_padd
     (1, 40, 32, (4, 6, 1), (3, 3, 3), (1, 1, 1), (1, 1, 0), (0, 0, 0), (1, 1, 1), 1, True),
     # long w lines: several boxes along w, a tail in each line
     (1, 16, 16, (2, 3, 61), (1, 2, 4), (1, 1, 1), (0, 0, 1), (0, 0, 0), (1, 1, 1), 1, True),
-    # strides on every axis with empty phases (gcd(stride, dilation) = 2 along d)
+    # strides on every axis with empty phases (gcd(stride, dilation) = 2 along d); stride 2
+    # along w: not w-stacked (a phase's w taps are not the kernel's)
     (1, 16, 8, (3, 4, 5), (3, 3, 4), (2, 1, 2), (1, 1, 1), (1, 0, 1), (2, 1, 1), 1, True),
+    # stride 2 in depth and h, 1 in w: w-stacked, with phases of 1 and 2 depth and h taps
+    (1, 16, 16, (3, 4, 6), (3, 2, 5), (2, 2, 1), (1, 0, 2), (1, 1, 0), (1, 1, 1), 1, True),
 ]
 
 

@@ -64,18 +64,38 @@ bool encode_box_map(unsigned char* map, const void* x, int elem_bytes, bool is_f
 }
 
 bool encode_weight_map(unsigned char* map, const void* wp, int elem_bytes, bool is_float,
-                       int64_t cin_pad, int64_t rows, int bk, int box_rows) {
+                       const WeightMapShape& s) {
   const auto fn = encode_fn();
   CUtensorMapDataType type;
   if (fn == nullptr || !map_type(elem_bytes, is_float, type)) return false;
-  const cuuint64_t dims[2] = {cuuint64_t(cin_pad), cuuint64_t(rows)};
-  const cuuint64_t st[1] = {cuuint64_t(cin_pad * elem_bytes)};
-  const cuuint32_t bdim[2] = {cuuint32_t(bk), cuuint32_t(box_rows)};
-  const cuuint32_t estr[2] = {1, 1};
+  const int64_t row = s.cin_pad * elem_bytes;  // bytes per output channel of a tap
+  const int64_t tap = s.cout_g * row;
+  const int rows = 64 / s.stack;
+  cuuint64_t dims[5], st[4];
+  cuuint32_t bdim[5] = {cuuint32_t(s.bk), cuuint32_t(rows), 1, 1, 1};
+  cuuint32_t rank = 5;
+  if (s.stack == 1) {
+    rank = 2;
+    dims[0] = cuuint64_t(s.cin_pad);
+    dims[1] = cuuint64_t(s.outer * s.kd * s.kh * s.kw * s.cout_g);
+    st[0] = cuuint64_t(row);
+  } else {
+    // (cin_pad, cout_g, a, b, outer): the stacked blocks step along a (w taps) or b (depth taps)
+    const int64_t na = s.stack_w ? s.kw : s.kh * s.kw, nb = s.stack_w ? s.kd * s.kh : s.kd;
+    const cuuint64_t d[5] = {cuuint64_t(s.cin_pad), cuuint64_t(s.cout_g), cuuint64_t(na),
+                             cuuint64_t(nb), cuuint64_t(s.outer)};
+    const cuuint64_t t[4] = {cuuint64_t(row), cuuint64_t(tap), cuuint64_t(na * tap),
+                             cuuint64_t(na * nb * tap)};
+    for (int i = 0; i < 5; ++i) dims[i] = d[i];
+    for (int i = 0; i < 4; ++i) st[i] = t[i];
+    bdim[s.stack_w ? 2 : 3] = cuuint32_t(s.stack);
+  }
+  const cuuint32_t estr[5] = {1, 1, 1, 1, 1};
   // Every CTA of a phase reads the same weight rows: 256-byte L2 promotion.
-  const CUresult r = fn(reinterpret_cast<CUtensorMap*>(map), type, 2, const_cast<void*>(wp), dims,
-                        st, bdim, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B,
-                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r = fn(reinterpret_cast<CUtensorMap*>(map), type, rank, const_cast<void*>(wp),
+                        dims, st, bdim, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS;
 }
 

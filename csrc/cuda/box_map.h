@@ -19,11 +19,24 @@ bool encode_box_map(unsigned char* map, const void* x, int elem_bytes, bool is_f
 // loads its weights only by TMA, so the planner takes it only then.
 bool tensor_maps_available();
 
-// Encodes into `map` the 2-D view of the packed weight wp: `rows` rows of `cin_pad` elements
-// (the row stride; a multiple of 16 bytes), and the box (bk elements, box_rows rows) in the
-// 64-byte swizzle, zero fill outside wp (channels past cin_pad, negative rows). Returns false
-// where the driver rejects it.
+// The packed weight [outer][kd][kh][kw][cout_g][cin_pad] (outer: groups, twice for 3xTF32's
+// big and small parts) and how the transposed kernel reads it: a stage's tap (or box shift) is
+// 64 rows of bk elements (64 B). `stack` = J > 1 splits the rows into J blocks of 64 / J output
+// channels, the blocks J consecutive depth taps (`stack_w` false) or w taps (true).
+struct WeightMapShape {
+  int64_t outer = 1, kd = 1, kh = 1, kw = 1, cout_g = 1, cin_pad = 0;
+  int bk = 0, stack = 1;
+  bool stack_w = false;
+};
+
+// Encodes into `map` the view of the packed weight wp that `s` describes, in the 64-byte
+// swizzle, zero fill outside wp:
+// - unstacked, 2-D (cin_pad, rows), box (bk, 64): a tap's rows, and past cout_g the next rows;
+// - depth stacks, 5-D (cin_pad, cout_g, kh kw, kd, outer), box (bk, 64 / J, 1, J, 1);
+// - w stacks, 5-D (cin_pad, cout_g, kw, kd kh, outer), box (bk, 64 / J, J, 1, 1);
+// so a stacked box's blocks past cout_g, or whose tap coordinate lies outside the kernel,
+// arrive as zeros. Returns false where the driver rejects it.
 bool encode_weight_map(unsigned char* map, const void* wp, int elem_bytes, bool is_float,
-                       int64_t cin_pad, int64_t rows, int bk, int box_rows);
+                       const WeightMapShape& s);
 
 }  // namespace convt3d

@@ -413,9 +413,11 @@ bool tma_strides_ok(const FastPlan& f) {
 
 // W taps per warpgroup the twg kernel may stack (a.stack_w): J blocks of 64 / J rows must hold
 // Cout/g, and some phase must have J w taps (else the blocks past its taps only add zeros).
-// Any tap step works: block j's columns are j tap steps along w from block 0's.
+// Any dilation works: block j's columns are j tap steps along w from block 0's. One TMA box
+// loads a shift's J taps, so a phase's w taps must be the kernel's (tap step 1: stride | dilation)
+// and a block without a tap lies outside the kernel, where the box reads zeros.
 bool twg_wstack_ok(const ConvT3dParams& p, const fwd::AxisPlan& axw, int stack) {
-  if (stack < 2 || p.Cout_g > 64 / stack) return false;
+  if (stack < 2 || p.Cout_g > 64 / stack || axw.tstep != 1) return false;
   for (int r = 0; r < axw.stride; ++r) {
     if (axw.ntap[r] >= stack) return true;
   }
@@ -513,10 +515,13 @@ struct TwgTile {
 
 // Depth planes per warpgroup the twg kernel may stack for this layer: J blocks of 64 / J rows
 // must hold Cout/g, and a block's tap must sit a whole plane per depth tap from the next
-// (unit depth tap step, or at most one depth tap per phase).
+// (unit depth tap step, or at most one depth tap per phase). One TMA box loads a shift's J
+// depth taps, so a phase's depth taps must be the kernel's (tap step 1, as for w stacks).
 bool twg_stack_ok(const ConvT3dParams& p, const fwd::AxisPlan& axd, int stack) {
   if (p.Cout_g > 64 / stack) return false;
-  if (stack == 1 || axd.cstep == 1) return true;
+  if (stack == 1) return true;
+  if (axd.tstep != 1) return false;
+  if (axd.cstep == 1) return true;
   for (int r = 0; r < axd.stride; ++r) {
     if (axd.ntap[r] > 1) return false;
   }
@@ -1095,11 +1100,12 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   // layer's host path several microseconds), stream-ordered, freed back on return. The pw kernel
   // may read w itself (a.w_direct).
   c10::DataPtr wp;
+  const int64_t w_rows = f.p.groups * p.k[0] * p.k[1] * p.k[2] * a.cout_g;  // [g][tap][co]
   if (a.w_direct) {
     a.wp = w.const_data_ptr();
   } else {
     fwd::RepackArgs r;
-    r.rows = f.p.groups * p.k[0] * p.k[1] * p.k[2] * a.cout_g;
+    r.rows = w_rows;
     r.cin_g = a.cin_g;
     r.cin_pad = a.cin_pad;
     r.cout_g = a.cout_g;
@@ -1142,17 +1148,25 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
                       ? 1
                       : 0;
     }
-    // The packed weight as rows of cin_pad elements (the small parts' rows after the big
-    // ones'), read in boxes of 64 B x 64 / stack rows (twg_kernel.cuh: produce).
-    const int64_t rows = f.p.groups * p.k[0] * p.k[1] * p.k[2] * a.cout_g;
-    a.w_rows = static_cast<int>(rows);
+    // The packed weight as the kernel reads it (twg_kernel.cuh: produce): boxes of 64 rows of
+    // 64 B, one tap or stacked box shift each; the small parts follow the big ones.
+    WeightMapShape ws;
+    const int64_t split = a.w_small > 0 ? 2 : 1;
+    ws.outer = split * f.p.groups;
+    ws.kd = p.k[0];
+    ws.kh = p.k[1];
+    ws.kw = p.k[2];
+    ws.cout_g = a.cout_g;
+    ws.cin_pad = a.cin_pad;
+    ws.bk = fwd::bk_elems(f.mode);
+    ws.stack = a.stack;
+    ws.stack_w = a.stack_w != 0;
+    a.w_small_at = static_cast<int>(a.stack > 1 ? f.p.groups : w_rows);
     TORCH_CHECK(encode_weight_map(a.w_map, a.wp, static_cast<int>(w.element_size()),
-                                  w.scalar_type() != at::kBFloat16, a.cin_pad,
-                                  a.w_small > 0 ? 2 * rows : rows, fwd::bk_elems(f.mode),
-                                  64 / a.stack),
+                                  w.scalar_type() != at::kBFloat16, ws),
                 "convt3d: the driver rejected the packed weight's TMA tensor map (",
-                a.cin_pad, " x ", rows, " elements of ", w.element_size(),
-                " bytes); please report this");
+                split * w_rows, " x ", a.cin_pad, " elements of ", w.element_size(),
+                " bytes, stack ", a.stack, "); please report this");
     C10_CUDA_CHECK(fwd::twg_forward(f.mode, f.twg_nr, f.kvec, a, f.blocks, stream));
   } else if (f.halo) {
     C10_CUDA_CHECK(fwd::halo_forward(f.mode, f.bn, f.kvec, a, f.blocks, stream));

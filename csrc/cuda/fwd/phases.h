@@ -131,9 +131,10 @@ struct FwdArgs {
   // The transposed kernel in 3xTF32 only: element offset from wp of the weight's TF32 small
   // parts (the repack writes the big parts at wp, the small ones w_small elements on).
   int64_t w_small = 0;
-  // The transposed kernel only: rows of the packed weight's big part (the small parts' first
-  // row in w_map), and w_map, the packed weight's TMA tensor map (box_map.cpp).
-  int w_rows = 0;
+  // The transposed kernel only: where the small parts start along w_map's outermost coordinate
+  // (rows of the big part in the unstacked 2-D map, groups in the stacked 5-D ones), and w_map,
+  // the packed weight's TMA tensor map (box_map.cpp: encode_weight_map).
+  int w_small_at = 0;
   // A densified grouped layer (groups = 1 above, block-diagonal weight): bit 8 s + b is set
   // when K step s (32 bytes of channels) and output channels 8 b .. 8 b + 7 meet a diagonal
   // block (dense_block_bits), so the mma.sync halo kernels skip the zero blocks; 0 otherwise

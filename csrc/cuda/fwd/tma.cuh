@@ -1,6 +1,6 @@
 // Tensor-memory-accelerator (TMA) box loads and the mbarriers they complete on (sm_90a). One
-// thread issues a whole box (cp.async.bulk.tensor: 5-D of x, 2-D of the packed weight); the TMA
-// unit zero-fills what lies outside the tensor (negative coordinates included, i.e. the halo's
+// thread issues a whole box (cp.async.bulk.tensor: 5-D of x, 2-D or 5-D of the packed weight);
+// the TMA unit zero-fills what lies outside the tensor (negative coordinates included, i.e. the halo's
 // padding) and writes the box in the 64-byte swizzle layout the wgmma descriptors read (both
 // swizzle by shared-memory address bits 4-5 ^ 7-8). The tensor maps are built on the host
 // (box_map.cpp) and travel in the kernel's __grid_constant__ FwdArgs.
@@ -77,15 +77,16 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
 }
 
 // The box of `map` at coordinates (c0..c4, innermost first) -> shared memory at dst; completes
-// its bytes on `bar`.
+// its bytes on `bar`. Issued where `on`, predicated inside the instruction (mbar_expect_tx).
 __device__ __forceinline__ void tma_load_5d(uint32_t dst, const void* map, uint32_t bar, int c0,
-                                            int c1, int c2, int c3, int c4) {
+                                            int c1, int c2, int c3, int c4, bool on = true) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile(
-      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n" ::"r"(dst),
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %8, 0;\n"
+      "@p cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n}\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4),
-      "r"(bar)
+      "r"(bar), "r"(uint32_t(on))
       : "memory");
 #endif
 }

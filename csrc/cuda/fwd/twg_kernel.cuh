@@ -22,11 +22,10 @@
 // rows past bqh * HW compute on box data and are dropped. SL warpgroups (4, or 2 with two CTAs
 // per SM) take depth slices qd0, qd0 + 1, ... Weights stream through stages of 2 SL taps
 // (twg_stages: three with one stage of wgmmas in flight, or two for 3xTF32, which retires each
-// stage's wgmmas). Unstacked kernels load them by TMA: one thread issues a stage's copies once
-// every warp has released its buffer (an "empty" mbarrier per stage) and the warps wait on the
-// stage's "full" mbarrier, so the warpgroups do not meet at a CTA barrier every stage (the
-// cp.async loader, which stacked kernels keep, costs each warp some 100 instructions and a
-// barrier per stage). The box holds one
+// stage's wgmmas), loaded by TMA: one thread issues a stage's copies once every warp has
+// released its buffer (an "empty" mbarrier per stage) and the warps wait on the stage's "full"
+// mbarrier, so the warpgroups do not meet at a CTA barrier every stage (a cp.async loader cost
+// each warp some 100 instructions and a barrier per stage). The box holds one
 // 64-byte channel chunk: reloaded per chunk, or with a.box_bufs = 2 streamed: chunk c + 1 loads into
 // the other buffer while chunk c's first wgmmas run (short phases, e.g. 8 taps at stride 2,
 // would otherwise wait for every box). With channels_last x the host usually sets a.box_tma: one
@@ -68,12 +67,9 @@ struct TwgCfg {
   static constexpr int BK = kBkBytes / int(sizeof(T));
   static constexpr int S = twg_stages(kSplit), TB = twg_taps_per_stage(SL, LONG);
   // Stages whose wgmmas may still run when a stage has been issued: one (wgmma_wait<1>), none
-  // for 3xTF32 (wgmma_wait<0>). TMA weights: a stage's buffer takes stage + S once they are
-  // retired. cp.async weights (stacked kernels): the loader runs AH = S - 1 - kLag stages ahead.
+  // for 3xTF32 (wgmma_wait<0>). A stage's buffer takes stage + S once they are retired.
   static constexpr int kLag = X3 ? 0 : 1;
-  static constexpr int AH = S - 1 - kLag;
   static constexpr int kStageBytes = kSplit * TB * kTwgTapBytes;  // [big taps][small taps]
-  static constexpr int kTapsPerPass = NT / (64 * kChunks);  // cp.async: one tap = 256 copies
 };
 
 // STACK: a.stack > 1 stacked blocks (J read at run time); false compiles J = 1, so the
@@ -81,10 +77,10 @@ struct TwgCfg {
 // 2, 3, 11 and 12 3-8 % slower on an H100). WTAPS: the blocks may be w taps (a.stack_w read at
 // run time); false compiles depth planes only, without the w-tap code, whose registers made the
 // depth-stacked NCDHW kernels spill (suite case 4 bf16 NCDHW 2.89 -> 3.53 ms, H200, 2026-11-26).
-// Weights: by TMA (one box per tap) where unstacked; a stacked kernel needs J boxes of 64 / J
-// rows per tap, and issuing those measured slower than its cp.async loader (suite case 4
-// TF32 channels_last 3.71 -> 4.19 ms, case 1 0.56 -> 0.72, H100, 2026-11-26), so it keeps
-// that loader and a CTA barrier per stage.
+// Weights come by TMA, one box per tap (unstacked: a 2-D box of 64 rows) or per shift (stacked:
+// a 5-D box of the J blocks' taps, whose coordinates step along depth or w taps, encode_weight_map).
+// J boxes of 64 / J rows per shift measured slower than a cp.async loader (suite case 4 TF32
+// channels_last 3.71 -> 4.19 ms, case 1 0.56 -> 0.72, H100, 2026-11-26).
 template <Mode MODE, int NR, bool KVEC, int SL, bool STACK, bool WTAPS, bool LONG = false>
 __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
                                   TwgCfg<MODE, NR, KVEC, SL, LONG>::kMinBlocks)
@@ -94,7 +90,6 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
 #else
   using C = TwgCfg<MODE, NR, KVEC, SL, LONG>;
   using T = typename C::T;
-  constexpr bool kTmaW = !STACK;
   constexpr int NT = C::NT, KRUN = C::KRUN, BK = C::BK, S = C::S, TB = C::TB;
 
   // Stacked M (a.stack = J > 1, Cout/g <= 64 / J): row block j of the 64 holds channels of
@@ -108,6 +103,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // sw) J (none where < 0), and block j's D column v is output column v - j cstep: the epilogue
   // sums the blocks' tiles. A kernel wide in w (suite case 1: 7 w taps, Cout 16) then runs
   // 2 shifts per (depth, h) tap instead of 7, each with 64 useful rows of 64.
+  // The TMA box puts the tap with the lowest w at rows 0 .. cpad - 1, so M row block i holds
+  // block j = J - 1 - i.
   const bool WS = STACK && WTAPS && a.stack_w != 0;
   const int JD = WS ? 1 : J;  // depth planes per warpgroup
   extern __shared__ __align__(128) unsigned char smem[];
@@ -115,10 +112,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // the K loop hold no registers for them: the TMA box loads', one per box buffer (a.box_tma),
   // then each weight stage's full (its copies landed) and empty (every warp is done with it).
   const uint32_t box_bar = smem_addr(smem), full_bar = box_bar + 16, empty_bar = full_bar + 8 * S;
-  // Then the y offset of each output row (<= SL JD NR rows), then for TMA weights the packed
-  // weight row of each tap (group offset included), for cp.async weights (stacked) the element
-  // offset in the group of each (shift, block), -1 for a block without a tap (box offsets are
-  // walked arithmetically: next_tap below).
+  // Then the y offset of each output row (<= SL JD NR rows), then the tap table: unstacked, the
+  // packed weight row of each tap (group offset included); stacked, the weight map coordinates
+  // (c2, c3) of each shift's box, in entries J t and J t + 1 (box offsets are walked
+  // arithmetically: next_tap below).
   int64_t* yrow = reinterpret_cast<int64_t*>(smem + 8 * kTwgBars);
   int* tap_w = reinterpret_cast<int*>(yrow + SL * JD * NR);
   static_assert(2 + 2 * S <= kTwgBars, "twg: mbarriers in the head");
@@ -311,31 +308,6 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     }
   };
 
-  // cp.async weights (stacked kernels) of one stage: taps (shifts) t0 .. t0 + TB - 1 (< taps),
-  // channels ci0.. -> buffer buf as [tap][64 rows][64 B] (swizzled); thread tid copies row
-  // (tid / 4) % 64 (block w_j, channel w_co), plane tid % 4 of taps tid / 256, + kTapsPerPass,
-  // ... (rows past Cout/g, blocks without a tap and channels past Cin/g are zero-filled);
-  // 3xTF32 also the small parts (a.w_small elements on) to taps TB + tt. Does not commit.
-  const int w_row = (tid / kChunks) % 64, w_kc = tid % kChunks, w_tap = tid / (64 * kChunks);
-  const int w_j = w_row / cpad, w_co = w_row - w_j * cpad;
-  const T* __restrict__ wg = static_cast<const T*>(a.wp) + int64_t(g) * kvol * a.cout_g * a.cin_pad;
-  auto load_w = [&](int buf, int ci0, int t0) {
-    const bool ok_row = (w_co < a.cout_g) & (ci0 + w_kc * KRUN < a.cin_g);
-    const uint32_t dst = sw_addr + buf * C::kStageBytes + sw64_offset(w_row, w_kc);
-#pragma unroll
-    for (int tt = w_tap; tt < TB; tt += C::kTapsPerPass) {
-      if (t0 + tt < taps) {
-        const int off = tap_w[(t0 + tt) * J + w_j];
-        const bool ok = ok_row & (off >= 0);
-        const T* src = ok ? wg + (off + w_co * a.cin_pad + ci0 + w_kc * KRUN) : wg;
-        cp_async_16(dst + tt * kTwgTapBytes, src, ok ? 16 : 0);
-        if constexpr (C::X3) {
-          cp_async_16(dst + (TB + tt) * kTwgTapBytes, src + a.w_small, ok ? 16 : 0);
-        }
-      }
-    }
-  };
-
   // ---- row table (y offset of each output row, -1 past the phase's extents) and tap table.
   for (int r = tid; r < bm; r += NT) {
     const int bw = r % bqw, bh = (r / bqw) % bqh, bd = r / (bqw * bqh);
@@ -359,24 +331,27 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       mbar_init(empty_bar + 8 * b, NT / 32);  // one arrival per warp
     }
   }
-  {
-    // Entry t J + j: shift t = (jd', jh, jw'), block j -> tap jd = jd' + j - (J - 1), or
-    // w-stacked tap jw = nw - 1 - j - (nws - 1 - jw') J.
-    for (int e = tid; e < taps * J; e += NT) {
-      const int t = e / J, j = e - t * J;
-      const int sw = t % nws, jh = (t / nws) % nh, sd = t / (nws * nh);
-      const int jd = WS ? sd : sd + j - (J - 1);
-      const int jw = WS ? nw - 1 - j - (nws - 1 - sw) * J : sw;
-      const int td = a.ax[0].t0[rd] + jd * a.ax[0].tstep;
-      const int th = a.ax[1].t0[rh] + jh * a.ax[1].tstep;
-      const int tw = a.ax[2].t0[rw] + jw * a.ax[2].tstep;
-      const int tap = (td * a.k[1] + th) * a.k[2] + tw;
-      const bool live = jd >= 0 && jd < nd && (!WTAPS || jw >= 0);
-      if constexpr (kTmaW) {
-        tap_w[e] = (g * kvol + tap) * a.cout_g;  // unstacked: every tap is live
+  for (int t = tid; t < taps; t += NT) {
+    // Shift t = (jd', jh, jw'). Stacked, block j's tap is jd = jd' + j - (J - 1) along depth,
+    // or jw = nw - 1 - j - (nws - 1 - jw') J along w; the host stacks only where a phase's
+    // taps on that axis are the kernel's (tap step 1, first tap 0), so the box's J taps are
+    // consecutive kernel taps and a block without a tap lies outside the kernel (zeros).
+    const int sw = t % nws, jh = (t / nws) % nh, sd = t / (nws * nh);
+    const int th = a.ax[1].t0[rh] + jh * a.ax[1].tstep;
+    if constexpr (STACK) {
+      if (WS) {
+        const int td = a.ax[0].t0[rd] + sd * a.ax[0].tstep;
+        tap_w[t * J] = nw - J - (nws - 1 - sw) * J;  // c2: the w tap of block J - 1
+        tap_w[t * J + 1] = td * a.k[1] + th;           // c3: (depth tap, h tap)
       } else {
-        tap_w[e] = live ? tap * a.cout_g * a.cin_pad : -1;
+        const int tw = a.ax[2].t0[rw] + sw * a.ax[2].tstep;
+        tap_w[t * J] = th * a.k[2] + tw;  // c2: (h tap, w tap)
+        tap_w[t * J + 1] = sd - (J - 1);  // c3: the depth tap of block 0
       }
+    } else {
+      const int td = a.ax[0].t0[rd] + sd * a.ax[0].tstep;
+      const int tw = a.ax[2].t0[rw] + sw * a.ax[2].tstep;
+      tap_w[t] = (g * kvol + (td * a.k[1] + th) * a.k[2] + tw) * a.cout_g;
     }
   }
 
@@ -404,18 +379,12 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   __syncthreads();  // row and tap tables
 
   if (taps > 0) {
-    // Stages st = (chunk c, taps sub * TB ..), stage st in weight buffer st % S.
-    // TMA weights: each warp, once it has retired stage r's wgmmas (r = st - kLag at the end of
-    // stage st), arrives on r's empty barrier; warp 0, at the start of stage st + 1, waits for
-    // all warps' arrivals and loads stage r + S into that buffer, so the copies run up to
-    // S - 1 - kLag stages ahead of the stage being issued. Every warp arrives for stage r
-    // before it can reach a later barrier, so the waits cannot deadlock with the CTA barrier at
-    // each chunk's first stage.
-    // cp.async weights: commit groups are the box of chunk 0, then one per weight stage (the
-    // loader AH = 1 stage ahead); a later chunk's box is its own group. At stage st, after the
-    // barrier, every warpgroup has retired the wgmmas of stage st - 1 - kLag, so buffer
-    // (st + AH) % S, last read by one of those stages, takes stage st + AH. With AH = 1 every
-    // stage waits for all copies in flight (wait<AH - 1>), a streamed box included.
+    // Stages st = (chunk c, taps sub * TB ..), stage st in weight buffer st % S. Each warp, once
+    // it has retired stage r's wgmmas (r = st - kLag at the end of stage st), arrives on r's
+    // empty barrier; warp 0, at the start of stage st + 1, waits for all warps' arrivals and
+    // loads stage r + S into that buffer, so the copies run up to S - 1 - kLag stages ahead of
+    // the stage being issued. Every warp arrives for stage r before it can reach a later
+    // barrier, so the waits cannot deadlock with the CTA barrier at each chunk's first stage.
     const int spc = (taps + TB - 1) / TB;
     const int nst = kchunks * spc;
     const bool stream = a.box_bufs > 1;
@@ -439,11 +408,13 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     const uint64_t da0 = wgmma_desc_sw64(sw_addr, 8 * kBkBytes);
     const uint64_t db0 = wgmma_desc_sw64(smem_addr(sbox), 8 * kBkBytes);
     const FastDiv div_spc(spc);
-    // TMA weights (unstacked, J = 1) of stage s into buffer s % S as [tap][64 rows][64 B]: per
-    // tap one box of 64 rows x 64 B of channels c BK .. from the packed weight's row tap_w[t]
-    // (channels past cin_pad arrive as zeros). Rows past Cout/g read the next rows of wp (the
-    // next tap's; past its end, zeros): they only feed D rows that are never stored, and rows
-    // of D do not mix. 3xTF32: the small parts (a.w_rows rows on) to taps TB + tt.
+    // Weights of stage s into buffer s % S as [tap][64 rows][64 B], channels c BK .. (past
+    // cin_pad zeros). Unstacked: per tap one 2-D box of 64 rows from the packed weight's row
+    // tap_w[t]; rows past Cout/g read the next rows of wp (the next tap's; past its end, zeros):
+    // they only feed D rows that are never stored, and rows of D do not mix. Stacked: per shift
+    // one 5-D box at (tap_w[J t], tap_w[J t + 1], g), J blocks of 64 / J rows, zeros past Cout/g
+    // and for blocks without a tap. 3xTF32: the small parts (a.w_small_at further along the
+    // outermost coordinate) to taps TB + tt.
     // Warp 0 runs it as a whole (warp-uniform branches and waits, lane 0's instructions
     // predicated), so no branch diverges while wgmmas are in flight: a divergent thread-0
     // branch made ptxas serialize every wgmma (C7520).
@@ -457,29 +428,28 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       const uint32_t bar = full_bar + 8 * b, dst = sw_addr + b * C::kStageBytes;
       mbar_expect_tx(bar, uint32_t(nt * C::kSplit * kTwgTapBytes), leader);
       for (int tt = 0; tt < nt; ++tt) {
-        const int row = tap_w[t0 + tt];
         const uint32_t d = dst + tt * kTwgTapBytes;
-        tma_load_2d(d, a.w_map, bar, c * BK, row, leader);
-        if constexpr (C::X3) {
-          tma_load_2d(d + TB * kTwgTapBytes, a.w_map, bar, c * BK, row + a.w_rows, leader);
+        if constexpr (STACK) {
+          const int c2 = tap_w[(t0 + tt) * J], c3 = tap_w[(t0 + tt) * J + 1];
+          tma_load_5d(d, a.w_map, bar, c * BK, 0, c2, c3, g, leader);
+          if constexpr (C::X3) {
+            tma_load_5d(d + TB * kTwgTapBytes, a.w_map, bar, c * BK, 0, c2, c3,
+                        g + a.w_small_at, leader);
+          }
+        } else {
+          const int row = tap_w[t0 + tt];
+          tma_load_2d(d, a.w_map, bar, c * BK, row, leader);
+          if constexpr (C::X3) {
+            tma_load_2d(d + TB * kTwgTapBytes, a.w_map, bar, c * BK, row + a.w_small_at, leader);
+          }
         }
       }
     };
-    auto issue = [&](int s) {  // cp.async weights
-      int ssub;
-      const int sc = div_spc.divmod(s, ssub);
-      if (s < nst) load_w(s % S, sc * BK, ssub * TB);
-      cp_async_commit();
-    };
     const bool producer = __shfl_sync(0xffffffffu, warp, 0) == 0;  // uniform to the compiler
-    if (kTmaW && producer) {
+    if (producer) {
       for (int s = 0; s < S && s < nst; ++s) produce(s);  // every buffer starts free
     }
     load_box(0, 0);
-    if constexpr (!kTmaW) {
-#pragma unroll
-      for (int s = 0; s < C::AH; ++s) issue(s);
-    }
     for (int st = 0; st < nst; ++st) {
       int sub;
       const int c = div_spc.divmod(st, sub);
@@ -503,14 +473,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
           bar_phase ^= 1u << buf;
         }
         round_box(buf);
-      } else if constexpr (!kTmaW) {
-        cp_async_wait<C::AH - 1>();
-      }
-      if (!kTmaW || sub == 0) {
         fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)
         __syncthreads();
       }
-      if constexpr (kTmaW) {
+      {
         // Warp 0 refills the buffer of stage r = st - 1 - kLag (released at the end of stage
         // st - 1) with stage r + S. After the barrier of a chunk's first stage, not before it:
         // its copies issued ahead of that barrier kept every other warp waiting there (suite
@@ -518,8 +484,6 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
         const int r = st - 1 - C::kLag;
         if (producer && r >= 0 && r + S < nst) produce(r + S);
         mbar_wait(full_bar + 8 * (st % S), uint32_t(st / S) & 1u);
-      } else {
-        issue(st + C::AH);
       }
       // K steps of 32 bytes: both, or only the first when the rest of the chunk is padding.
       // A full stage issues its TB x 2 wgmmas back to back with no branch between them (a
@@ -580,7 +544,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
         wgmma_wait<1>();
       }
       // Stage st - kLag's wgmmas are retired in this warp: release its buffer.
-      if (kTmaW && st >= C::kLag) mbar_arrive(empty_bar + 8 * ((st - C::kLag) % S), lane == 0);
+      if (st >= C::kLag) mbar_arrive(empty_bar + 8 * ((st - C::kLag) % S), lane == 0);
     }
     wgmma_wait<0>();
     wgmma_fence_acc(acc);
@@ -589,8 +553,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   }
   __syncthreads();  // the epilogue tile overwrites the weight stages and the box
 
-  // ---- epilogue: this thread holds M rows 16 (warp % 4) + lane / 4 (+ 8), that is block jb
-  // (both rows: blocks are >= 16 rows) and channels co (+ 8), and virtual rows
+  // ---- epilogue: this thread holds M rows 16 (warp % 4) + lane / 4 (+ 8), that is row block
+  // jrow, block jb (both rows: blocks are >= 16 rows) and channels co (+ 8), and virtual rows
   // v = 8 j + 2 (lane % 4) (+ 1); v = line * HW + column, kept when line < bqh, column < bqw.
   // The tile is [bm][cpad] in TileLayout::kPadded4 (row stride cpad + kTwgTilePad: this
   // store's four rows, two apart, start 8 banks apart; tile_common.cuh), row (plane, line,
@@ -600,8 +564,9 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   const int rs = cpad + kTwgTilePad;  // tile row stride
   {
     const T* bias = static_cast<const T*>(a.bias);
-    const int jb = 16 * (warp % 4) / cpad;
-    const int co = 16 * (warp % 4) - jb * cpad + lane / 4;
+    const int jrow = 16 * (warp % 4) / cpad;  // M row block; w-stacked block J - 1 - jrow
+    const int jb = WS ? J - 1 - jrow : jrow;
+    const int co = 16 * (warp % 4) - jrow * cpad + lane / 4;
     float bv[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {

@@ -1,8 +1,8 @@
 // Tensor-memory-accelerator (TMA) box loads and the mbarriers they complete on (sm_90a). One
 // thread issues a whole box (cp.async.bulk.tensor: 5-D of x, 2-D or 5-D of the packed weight);
-// the TMA unit zero-fills what lies outside the tensor (negative coordinates included, i.e. the halo's
-// padding) and writes the box in the 64-byte swizzle layout the wgmma descriptors read (both
-// swizzle by shared-memory address bits 4-5 ^ 7-8). The tensor maps are built on the host
+// the TMA unit zero-fills what lies outside the tensor (negative coordinates included, i.e. the
+// halo's padding) and writes the box in the 64-byte swizzle layout the wgmma descriptors read
+// (both swizzle by shared-memory address bits 4-5 ^ 7-8). The tensor maps are built on the host
 // (box_map.cpp) and travel in the kernel's __grid_constant__ FwdArgs.
 #pragma once
 

@@ -78,7 +78,7 @@ struct TwgCfg {
 // run time); false compiles depth planes only, without the w-tap code, whose registers made the
 // depth-stacked NCDHW kernels spill (suite case 4 bf16 NCDHW 2.89 -> 3.53 ms, H200, 2026-11-26).
 // Weights come by TMA, one box per tap (unstacked: a 2-D box of 64 rows) or per shift (stacked:
-// a 5-D box of the J blocks' taps, whose coordinates step along depth or w taps, encode_weight_map).
+// a 5-D box of the J blocks' taps, stepping along depth or w taps: encode_weight_map).
 // J boxes of 64 / J rows per shift measured slower than a cp.async loader (suite case 4 TF32
 // channels_last 3.71 -> 4.19 ms, case 1 0.56 -> 0.72, H100, 2026-11-26).
 template <Mode MODE, int NR, bool KVEC, int SL, bool STACK, bool WTAPS, bool LONG = false>

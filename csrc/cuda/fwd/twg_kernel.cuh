@@ -95,8 +95,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // Stacked M (a.stack = J > 1, Cout/g <= 64 / J): row block j of the 64 holds channels of
   // output plane qd + j, so a warpgroup computes J depth planes at once. A K step then runs over
   // box *shifts*: shift jd' (of nd + J - 1 along depth) is block j's tap jd = jd' + j - (J - 1)
-  // where 0 <= jd < nd, zero weight rows elsewhere. The host takes it only with unit depth
-  // tap steps (cstep 1), where a tap's depth offset is nd - 1 - jd planes.
+  // where 0 <= jd < nd, zero weight rows elsewhere. The host takes it only where a phase's depth
+  // taps are all the kernel's (tap step 1: the weight box's blocks outside them read zeros),
+  // with unit depth tap steps in the box (cstep 1), where a tap's depth offset is nd - 1 - jd
+  // planes.
   const int J = STACK ? a.stack : 1, cpad = 64 / J;
   // W-stacked M (a.stack_w, WTAPS only): the J blocks are not planes but w offsets of one plane.
   // Shift sw of the nws = ceil(nw / J) along w is block j's tap jw = nw - 1 - j - (nws - 1 -

@@ -1101,6 +1101,9 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   // may read w itself (a.w_direct).
   c10::DataPtr wp;
   const int64_t w_rows = f.p.groups * p.k[0] * p.k[1] * p.k[2] * a.cout_g;  // [g][tap][co]
+  // Copies of the packed weight: 2 (TF32 big and small parts) for the transposed kernel in
+  // 3xTF32, else 1.
+  const int64_t w_split = f.twg_nr > 0 && f.mode == fwd::Mode::kTf32x3 ? 2 : 1;
   if (a.w_direct) {
     a.wp = w.const_data_ptr();
   } else {
@@ -1113,14 +1116,12 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
     for (int i = 0; i < 3; ++i) r.k[i] = a.k[i];
     for (int i = 0; i < 5; ++i) r.ws[i] = p.w_st[i];
     const int64_t total = r.rows * a.cin_pad;
-    // 3xTF32 on the transposed kernel: the TF32 big parts, then the small ones (a.w_small);
-    // the non-overlapping kernel splits B in shared memory (its weight share of y is larger:
-    // split, suite case 9's would be 6.25 % of y)
-    const bool split = f.twg_nr > 0 && f.mode == fwd::Mode::kTf32x3;
-    a.w_small = split ? total : 0;
-    r.split = a.w_small;
+    // 3xTF32 on the transposed kernel: the TF32 big parts, then the small ones, total elements
+    // on (w_split); the non-overlapping kernel splits B in shared memory (its weight share of y
+    // is larger: split, suite case 9's would be 6.25 % of y)
+    r.split = w_split > 1 ? total : 0;
     wp = c10::cuda::CUDACachingAllocator::get()->allocate(
-        size_t(split ? 2 * total : total) * w.element_size());
+        size_t(w_split * total) * w.element_size());
     C10_CUDA_CHECK(fwd::repack_weight(f.mode, w.const_data_ptr(), wp.get(), r, stream));
     a.wp = wp.get();
   }
@@ -1151,8 +1152,7 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
     // The packed weight as the kernel reads it (twg_kernel.cuh: produce): boxes of 64 rows of
     // 64 B, one tap or stacked box shift each; the small parts follow the big ones.
     WeightMapShape ws;
-    const int64_t split = a.w_small > 0 ? 2 : 1;
-    ws.outer = split * f.p.groups;
+    ws.outer = w_split * f.p.groups;
     ws.kd = p.k[0];
     ws.kh = p.k[1];
     ws.kw = p.k[2];
@@ -1165,7 +1165,7 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
     TORCH_CHECK(encode_weight_map(a.w_map, a.wp, static_cast<int>(w.element_size()),
                                   w.scalar_type() != at::kBFloat16, ws),
                 "convt3d: the driver rejected the packed weight's TMA tensor map (",
-                split * w_rows, " x ", a.cin_pad, " elements of ", w.element_size(),
+                w_split * w_rows, " x ", a.cin_pad, " elements of ", w.element_size(),
                 " bytes, stack ", a.stack, "); please report this");
     C10_CUDA_CHECK(fwd::twg_forward(f.mode, f.twg_nr, f.kvec, a, f.blocks, stream));
   } else if (f.halo) {

@@ -128,9 +128,6 @@ struct FwdArgs {
   // the bias (or zeros) before the launch (fill_output), so the CTAs of phases without taps
   // return at once instead of writing it (phase_prefilled, tile_common.cuh).
   int prefilled = 0;
-  // The transposed kernel in 3xTF32 only: element offset from wp of the weight's TF32 small
-  // parts (the repack writes the big parts at wp, the small ones w_small elements on).
-  int64_t w_small = 0;
   // The transposed kernel only: where the small parts start along w_map's outermost coordinate
   // (rows of the big part in the unstacked 2-D map, groups in the stacked 5-D ones), and w_map,
   // the packed weight's TMA tensor map (box_map.cpp: encode_weight_map).

@@ -5,8 +5,8 @@
 // 3xTF32 (strict fp32) keeps a big and a small TF32 copy of both operands in shared memory (the
 // repack splits the weight, the box is split where TF32 rounds it) and issues three wgmmas per K
 // step: a_small b_big and a_big b_small into acc_s, a_big b_big into part. The tensor core
-// truncates as it accumulates, so part is added into acc with IEEE adds after every weight stage
-// (8 K steps; 16 with a.twg_long) rather than chained over all of K (the halo kernel's two-level
+// truncates as it accumulates, so part is added into acc with IEEE adds every kTwgX3FoldK K steps
+// at most (after the stage that reaches them) rather than chained over all of K (the halo kernel's two-level
 // sum, tile_common.cuh); acc_s, some 2^-11 of the result, may chain.
 //
 // Within one stride phase every tap is a stride-1 shift of a halo box of x (halo_kernel.cuh).
@@ -70,6 +70,7 @@ struct TwgCfg {
   // for 3xTF32 (wgmma_wait<0>). A stage's buffer takes stage + S once they are retired.
   static constexpr int kLag = X3 ? 0 : 1;
   static constexpr int kStageBytes = kSplit * TB * kTwgTapBytes;  // [big taps][small taps]
+  static_assert(!X3 || TB * (kChunks / 2) <= kTwgX3FoldK, "twg 3xTF32: a stage within a fold");
 };
 
 // STACK: a.stack > 1 stacked blocks (J read at run time); false compiles J = 1, so the
@@ -397,6 +398,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     const uint32_t slice_pos = uint32_t(__shfl_sync(0xffffffffu, slice, 0) * JD * HH * HW);
     int jw = 0, jh = 0, tap_pos = pos_first;
     uint32_t bar_phase = 0;  // bit b: parity of box buffer b's next TMA load
+    int kpart = 0;           // 3xTF32: K steps in part since its last fold
     auto next_tap = [&]() {  // selects, no branches: a branch would fence the wgmmas
       const bool wrap_w = ++jw == nws;
       tap_pos += wrap_w ? (nws - 1) * step_w - step_h : -step_w;
@@ -536,12 +538,17 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       // chunk's first stage).
       if (stream && sub == 0 && c + 1 < kchunks) load_box((c + 1) * BK, buf ^ 1);
       if constexpr (C::X3) {
-        // This stage's big products into acc with IEEE adds; part restarts from zero (the
-        // next stage's wgmma_fence orders these register writes before its wgmmas). Keeping a
-        // stage in flight instead (two partials by stage parity, wait<1>) measured no faster on
-        // an H100 (suite cases 2, 3, 11, 12) and spilled registers.
+        // The big products into acc with IEEE adds once another full stage could take part
+        // past kTwgX3FoldK K steps; part restarts from zero (the next stage's wgmma_fence
+        // orders these register writes before its wgmmas). Keeping a stage in flight instead
+        // (two partials by stage parity, wait<1>) measured no faster on an H100 (suite cases
+        // 2, 3, 11, 12) and spilled registers.
         wgmma_wait<0>();
-        fold_partial(acc, part);
+        kpart += min(TB, taps - sub * TB) * nks;
+        if (kpart + TB * (kChunks / 2) > kTwgX3FoldK) {
+          fold_partial(acc, part);
+          kpart = 0;
+        }
       } else {
         wgmma_wait<1>();
       }
@@ -551,7 +558,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     wgmma_wait<0>();
     wgmma_fence_acc(acc);
     wgmma_fence_acc(acc_s);
-    if constexpr (C::X3) add_small(acc, acc_s);
+    if constexpr (C::X3) {
+      fold_partial(acc, part);  // the stages since the last fold
+      add_small(acc, acc_s);
+    }
   }
   __syncthreads();  // the epilogue tile overwrites the weight stages and the box
 

@@ -5,9 +5,10 @@
 // 3xTF32 (strict fp32) keeps a big and a small TF32 copy of both operands in shared memory (the
 // repack splits the weight, the box is split where TF32 rounds it) and issues three wgmmas per K
 // step: a_small b_big and a_big b_small into acc_s, a_big b_big into part. The tensor core
-// truncates as it accumulates, so part is added into acc with IEEE adds every kTwgX3FoldK K steps
-// at most (after the stage that reaches them) rather than chained over all of K (the halo kernel's two-level
-// sum, tile_common.cuh); acc_s, some 2^-11 of the result, may chain.
+// truncates as it accumulates, so part is added into acc with IEEE adds at least every
+// kTwgX3FoldK K steps (after a stage, when the next could pass them) rather than chained over
+// all of K (the halo kernel's two-level sum, tile_common.cuh); acc_s, some 2^-11 of the result,
+// may chain.
 //
 // Within one stride phase every tap is a stride-1 shift of a halo box of x (halo_kernel.cuh).
 // This kernel computes D[co][pos] = sum over taps and channels of W_t[co][ci] * box[pos + t][ci]

@@ -82,6 +82,22 @@ def test_twg_box_tails(n, size, cout, precision):
     run_twg(spec, precision, "ncdhw")
 
 
+TWG_UNEVEN_PHASES = [  # phases with whole boxes fewer than phase 0 along w, h or depth (the
+    # mirror's tiles): each phase's tile mt is phase 0's tile mt (a.twg_tiles), so a CTA beyond
+    # a smaller phase's extent returns and every other output is still written
+    (1, 8, 16, (3, 15, 57), (3, 3, 3), (3, 3, 3), (1, 1, 1), (2, 1, 0), (1, 1, 1), 1, True),
+    (1, 8, 16, (3, 3, 55), (3, 3, 3), (3, 3, 3), (1, 1, 1), (2, 1, 0), (1, 1, 1), 1, True),
+    (2, 16, 24, (2, 9, 22), (4, 2, 5), (3, 2, 3), (0, 0, 2), (1, 1, 2), (1, 1, 1), 1, False),
+]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("case", range(len(TWG_UNEVEN_PHASES)))
+def test_twg_uneven_phases(case, layout, precision):
+    run_twg(TWG_UNEVEN_PHASES[case], precision, layout)
+
+
 @pytest.mark.parametrize("layout", ["ncdhw", "cl"])
 def test_twg_strict_fp32_long_reduction(layout, monkeypatch):
     # 3xTF32: K = 96 channels x 343 taps = 32928 products per output. The tensor core truncates

@@ -745,6 +745,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   a.box_bufs = t.box_bufs;
   a.box_tma = twg_tma_ok(f, t.h, t.w, slices * t.planes()) ? 1 : 0;
   for (int i = 0; i < 3; ++i) a.uext[i] = max_span(ax[i]);  // the TMA box's spans
+  fwd::set_twg_divs(a, slices * t.planes());
   f.blocks = tiles0 * phases * f.p.groups;
   f.halo = false;
   f.twg_nr = t.nr;

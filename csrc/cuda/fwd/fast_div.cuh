@@ -15,6 +15,10 @@ struct FastDiv {
   uint32_t d, m, s;
   // Magic numbers the host computed (phases.h: div_magic).
   __device__ __forceinline__ explicit FastDiv(const DivMagic& g) : d(g.d), m(g.m), s(g.s) {}
+  // g = div_magic(divisor), with the divisor as the kernel computed it (a register it already
+  // holds, where g.d would take another).
+  __device__ __forceinline__ FastDiv(int divisor, const DivMagic& g)
+      : d(uint32_t(divisor)), m(g.m), s(g.s) {}
   // d >= 1. One 64-bit division here, once per thread.
   __device__ __forceinline__ explicit FastDiv(int divisor) : FastDiv(div_magic(uint32_t(divisor))) {}
   __device__ __forceinline__ int div(int n) const {

@@ -141,16 +141,16 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   const int Qd = a.ax[0].q[rd], Qh = a.ax[1].q[rh], Qw = a.ax[2].q[rw];
   int qd0, qh0, qw0, n;
   {
-    const int tD = (Qd + DD - 1) / DD, tH = (Qh + bqh - 1) / bqh,
-              tW = (Qw + bqw - 1) / bqw;
-    if (int64_t(tc.mt) >= int64_t(a.n) * tD * tH * tW) return;  // fewer boxes than phase 0
+    // Tile mt as phase 0's (a.twg_tiles: its tile counts); a phase with fewer outputs along an
+    // axis has no tile there.
     int u = tc.mt;
-    qw0 = (u % tW) * bqw;
-    u /= tW;
-    qh0 = (u % tH) * bqh;
-    u /= tH;
-    qd0 = (u % tD) * DD;
-    n = u / tD;
+    u = FastDiv(a.twg_tiles[2]).divmod(u, qw0);
+    u = FastDiv(a.twg_tiles[1]).divmod(u, qh0);
+    n = FastDiv(a.twg_tiles[0]).divmod(u, qd0);
+    qd0 *= DD;
+    qh0 *= bqh;
+    qw0 *= bqw;
+    if (qd0 >= Qd || qh0 >= Qh || qw0 >= Qw) return;
   }
   const int bm = DD * bqh * bqw;
 
@@ -197,10 +197,14 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // Box of channels ci0 .. ci0 + BK - 1. KVEC: one cp.async per (position, plane), the four
   // planes of a position on consecutive threads (one commit group). Scalar: consecutive threads
   // take consecutive positions (consecutive iw: coalesced in NCDHW), all four planes each.
-  const FastDiv div_hw(HW), div_hh(HH);  // box index math without divisions
+  // Box index math without divisions: HW and HH by the host's magic numbers (set_twg_divs),
+  // built where used from the kernel parameters, which the compiler may reload rather than hold
+  // in registers through the K loop (held, they made five 3xTF32 kernels spill: ptxas -v).
+  auto div_hw = [&] { return FastDiv(HW, uniform ? a.twg_uhw : a.twg_hw[rw]); };
+  auto div_hh = [&] { return FastDiv(HH, uniform ? a.twg_uhh : a.twg_hh[rh]); };
   auto box_src = [&](int pos, int ci, bool& in) {
     int hw, hh;
-    const int hd = div_hh.divmod(div_hw.divmod(pos, hw), hh);
+    const int hd = div_hh().divmod(div_hw().divmod(pos, hw), hh);
     const int id = id0 + hd, ih = ih0 + hh, iw = iw0 + hw;
     in = (unsigned(id) < unsigned(a.ax[0].in)) & (unsigned(ih) < unsigned(a.ax[1].in)) &
          (unsigned(iw) < unsigned(a.ax[2].in));
@@ -233,7 +237,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
         const int s2 = int(a.xs[2]), s3 = int(a.xs[3]), s4 = int(a.xs[4]);
         for (int pos = tid / kChunks; pos < P; pos += NT / kChunks) {
           int hw, hh;
-          const int hd = div_hh.divmod(div_hw.divmod(pos, hw), hh);
+          const int hd = div_hh().divmod(div_hw().divmod(pos, hw), hh);
           const bool ok = ci_ok & (unsigned(id0 + hd) < unsigned(a.ax[0].in)) &
                           (unsigned(ih0 + hh) < unsigned(a.ax[1].in)) &
                           (unsigned(iw0 + hw) < unsigned(a.ax[2].in));
@@ -314,7 +318,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
 
   // ---- row table (y offset of each output row, -1 past the phase's extents) and tap table.
   for (int r = tid; r < bm; r += NT) {
-    const int bw = r % bqw, bh = (r / bqw) % bqh, bd = r / (bqw * bqh);
+    int bw, bh;
+    const int bd = FastDiv(a.twg_bq[0]).divmod(FastDiv(a.twg_bq[1]).divmod(r, bw), bh);
     const int qd = qd0 + bd, qh = qh0 + bh, qw = qw0 + bw;
     int64_t off = -1;
     if (qd < Qd && qh < Qh && qw < Qw) {
@@ -340,7 +345,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     // or jw = nw - 1 - j - (nws - 1 - jw') J along w; the host stacks only where a phase's
     // taps on that axis are the kernel's (tap step 1, first tap 0), so the box's J taps are
     // consecutive kernel taps and a block without a tap lies outside the kernel (zeros).
-    const int sw = t % nws, jh = (t / nws) % nh, sd = t / (nws * nh);
+    int sw, jh;
+    const int sd = FastDiv(a.twg_nh[rh]).divmod(FastDiv(a.twg_nws[rw]).divmod(t, sw), jh);
     const int th = a.ax[1].t0[rh] + jh * a.ax[1].tstep;
     if constexpr (STACK) {
       if (WS) {
@@ -412,7 +418,14 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     // 512 bytes apart.
     const uint64_t da0 = wgmma_desc_sw64(sw_addr, 8 * kBkBytes);
     const uint64_t db0 = wgmma_desc_sw64(smem_addr(sbox), 8 * kBkBytes);
-    const FastDiv div_spc(spc);
+    // Stage s is (chunk c, sub-stage) = (s / spc, s % spc), kept as counters that step by
+    // selects rather than divided out (a FastDiv by spc, which varies by phase, cost a 64-bit
+    // division per CTA).
+    auto step = [&](int& cc, int& ss) {
+      const bool wrap = ++ss == spc;
+      ss = wrap ? 0 : ss;
+      cc += wrap ? 1 : 0;
+    };
     // Weights of stage s into buffer s % S as [tap][64 rows][64 B], channels c BK .. (past
     // cin_pad zeros). Unstacked: per tap one 2-D box of 64 rows from the packed weight's row
     // tap_w[t]; rows past Cout/g read the next rows of wp (the next tap's; past its end, zeros):
@@ -423,12 +436,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     // Warp 0 runs it as a whole (warp-uniform branches and waits, lane 0's instructions
     // predicated), so no branch diverges while wgmmas are in flight: a divergent thread-0
     // branch made ptxas serialize every wgmma (C7520).
-    auto produce = [&](int s) {
+    auto produce = [&](int s, int c, int sub) {
       const bool leader = threadIdx.x == 0;
       const int b = s % S;
       if (s >= S) mbar_wait_warp(empty_bar + 8 * b, uint32_t(s / S - 1) & 1u);
-      int sub;
-      const int c = div_spc.divmod(s, sub);
       const int t0 = sub * TB, nt = min(TB, taps - t0);
       const uint32_t bar = full_bar + 8 * b, dst = sw_addr + b * C::kStageBytes;
       mbar_expect_tx(bar, uint32_t(nt * C::kSplit * kTwgTapBytes), leader);
@@ -452,12 +463,12 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     };
     const bool producer = __shfl_sync(0xffffffffu, warp, 0) == 0;  // uniform to the compiler
     if (producer) {
-      for (int s = 0; s < S && s < nst; ++s) produce(s);  // every buffer starts free
+      int c = 0, sub = 0;
+      for (int s = 0; s < S && s < nst; ++s, step(c, sub)) produce(s, c, sub);  // all free
     }
     load_box(0, 0);
+    int c = 0, sub = 0;  // stage st's chunk and sub-stage
     for (int st = 0; st < nst; ++st) {
-      int sub;
-      const int c = div_spc.divmod(st, sub);
       const int buf = stream ? c & 1 : 0;
       if (sub == 0) {
         jw = 0;
@@ -487,7 +498,12 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
         // its copies issued ahead of that barrier kept every other warp waiting there (suite
         // case 11, one stage per chunk, 3xTF32: +5 %, H100).
         const int r = st - 1 - C::kLag;
-        if (producer && r >= 0 && r + S < nst) produce(r + S);
+        static_assert(S - 1 - C::kLag == 1, "twg: the producer runs one stage ahead");
+        if (producer && r >= 0 && r + S < nst) {
+          int nc = c, nsub = sub;  // stage st + 1 = r + S
+          step(nc, nsub);
+          produce(r + S, nc, nsub);
+        }
         mbar_wait(full_bar + 8 * (st % S), uint32_t(st / S) & 1u);
       }
       // K steps of 32 bytes: both, or only the first when the rest of the chunk is padding.
@@ -555,6 +571,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       }
       // Stage st - kLag's wgmmas are retired in this warp: release its buffer.
       if (st >= C::kLag) mbar_arrive(empty_bar + 8 * ((st - C::kLag) % S), lane == 0);
+      step(c, sub);
     }
     wgmma_wait<0>();
     wgmma_fence_acc(acc);
@@ -597,7 +614,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       for (int e = 0; e < 2; ++e) {
         const int v = 8 * j + 2 * (lane % 4) + e;
         int col;
-        const int line = div_hw.divmod(v, col);
+        const int line = div_hw().divmod(v, col);
         col -= cshift;  // w-stacked: may fall below 0
         if (line < bqh && (WTAPS ? unsigned(col) < unsigned(bqw) : col < bqw)) {
           float* dst = ctb + (row0 + line * bqw + col) * rs + co;

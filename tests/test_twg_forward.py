@@ -83,7 +83,7 @@ def test_twg_box_tails(n, size, cout, precision):
 
 
 TWG_UNEVEN_PHASES = [  # phases with whole boxes fewer than phase 0 along w, h or depth (the
-    # mirror's tiles): each phase's tile mt is phase 0's tile mt (a.twg_tiles), so a CTA beyond
+    # mirror's tiles): each phase's tile mt is phase 0's tile mt (a.div_tiles), so a CTA beyond
     # a smaller phase's extent returns and every other output is still written
     (1, 8, 16, (3, 15, 57), (3, 3, 3), (3, 3, 3), (1, 1, 1), (2, 1, 0), (1, 1, 1), 1, True),
     (1, 8, 16, (3, 3, 55), (3, 3, 3), (3, 3, 3), (1, 1, 1), (2, 1, 0), (1, 1, 1), 1, True),

@@ -745,7 +745,6 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   a.box_bufs = t.box_bufs;
   a.box_tma = twg_tma_ok(f, t.h, t.w, slices * t.planes()) ? 1 : 0;
   for (int i = 0; i < 3; ++i) a.uext[i] = max_span(ax[i]);  // the TMA box's spans
-  fwd::set_twg_divs(a, slices * t.planes());
   f.blocks = tiles0 * phases * f.p.groups;
   f.halo = false;
   f.twg_nr = t.nr;
@@ -1029,6 +1028,7 @@ FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x, bool w_align
   plan_twg(f, p, x);
   plan_pw(f, p, x, w_aligned);
   fwd::set_grid_divs(a);
+  fwd::set_box_divs(a);
   // A densified layer on a mma.sync halo kernel (per-phase or fused, not the pairs) may skip
   // its zero weight blocks ("_skip"). The rule (design doc v28): strict fp32, whose three MMAs
   // per product dominate (1.4-1.5x on suite cases 5 and 7), and the per-phase kernel at BN 32,

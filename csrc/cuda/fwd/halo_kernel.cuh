@@ -129,16 +129,17 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   const int bqd = a.box[0], bqh = a.box[1], bqw = a.box[2];
   int qd0, qh0, qw0, n;
   {
+    // Tile mt as phase 0's (a.div_tiles, host magic numbers: set_box_divs); a phase with fewer
+    // outputs along an axis has no tile there.
     const int Qd = a.ax[0].q[tc.rd], Qh = a.ax[1].q[tc.rh], Qw = a.ax[2].q[tc.rw];
-    const int tD = (Qd + bqd - 1) / bqd, tH = (Qh + bqh - 1) / bqh, tW = (Qw + bqw - 1) / bqw;
-    if (int64_t(mt) >= int64_t(a.n) * tD * tH * tW) return;  // fewer boxes than phase 0
     int u = mt;
-    qw0 = (u % tW) * bqw;
-    u /= tW;
-    qh0 = (u % tH) * bqh;
-    u /= tH;
-    qd0 = (u % tD) * bqd;
-    n = u / tD;
+    u = FastDiv(a.div_tiles[2]).divmod(u, qw0);
+    u = FastDiv(a.div_tiles[1]).divmod(u, qh0);
+    n = FastDiv(a.div_tiles[0]).divmod(u, qd0);
+    qd0 *= bqd;
+    qh0 *= bqh;
+    qw0 *= bqw;
+    if (qd0 >= Qd || qh0 >= Qh || qw0 >= Qw) return;
   }
   const int n0 = nt * BN;
 
@@ -171,7 +172,8 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
 #pragma unroll
   for (int i = 0; i < MT; ++i) {
     const int r = wm * C::TM + i * 16 + (lane % 16);
-    const int bw = r % bqw, bh = (r / bqw) % bqh, bd = r / (bqw * bqh);
+    int bw, bh;
+    const int bd = FastDiv(a.div_bq[0]).divmod(FastDiv(a.div_bq[1]).divmod(r, bw), bh);
     a_lane[i] = sh_addr + uint32_t((bd * HH + bh) * HW + bw) * kRowBytes + (lane / 16) * kChunkBytes;
   }
   const uint32_t b_off =
@@ -206,11 +208,17 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   // chunks of a position on consecutive threads (one commit group). Scalar: consecutive threads
   // take consecutive positions (consecutive iw: coalesced in NCDHW), all four chunks each,
   // stored directly.
+  // Box index math by the host's magic numbers for HW and HH (set_box_divs), built where used
+  // from the kernel parameters (the compiler may reload them rather than hold them through the
+  // K loop: a FastDiv held there cost the BN 64 cp.async kernel spills).
+  auto div_hw = [&] { return FastDiv(HW, FUSED ? a.div_uhw : a.div_hw[tc.rw]); };
+  auto div_hh = [&] { return FastDiv(HH, FUSED ? a.div_uhh : a.div_hh[tc.rh]); };
   auto load_halo = [&](int ci0, uint32_t dst) {
     if constexpr (KVEC) {
       for (int idx = tid; idx < items; idx += NT) {
         const int pos = idx / kChunks, kc = idx % kChunks;
-        const int hw = pos % HW, t2 = pos / HW, hh = t2 % HH, hd = t2 / HH;
+        int hw, hh;
+        const int hd = div_hh().divmod(div_hw().divmod(pos, hw), hh);
         const int id = id0 + hd, ih = ih0 + hh, iw = iw0 + hw;
         const int ci = ci0 + kc * KRUN;
         const bool ok = (unsigned(id) < unsigned(a.ax[0].in)) &
@@ -223,14 +231,12 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       }
       cp_async_commit();
     } else {
-      // FastDiv here only: in the cp.async branch its registers cost the BN 64 kernel spills.
       // One position per thread and all of its kChunks chunks: bounds and the 64-bit offset
       // once per position, a 64-bit step per chunk, 32-bit offsets within one (the host
       // bounds (KRUN - 1) x the channel stride); as twg_kernel.cuh's loader (design doc v14).
-      const FastDiv div_hw(HW), div_hh(HH);
       for (int pos = tid; pos < P; pos += NT) {
         int hw, hh;
-        const int hd = div_hh.divmod(div_hw.divmod(pos, hw), hh);
+        const int hd = div_hh().divmod(div_hw().divmod(pos, hw), hh);
         const int id = id0 + hd, ih = ih0 + hh, iw = iw0 + hw;
         const bool in = (unsigned(id) < unsigned(a.ax[0].in)) &
                         (unsigned(ih) < unsigned(a.ax[1].in)) &
@@ -319,9 +325,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   // ---- per-phase helpers. Phase ph's residues (rd, rh, rw), w fastest.
   const int nph = FUSED ? sd_ * sh_ * sw : 1;
   auto phase_res = [&](int ph, int& rd, int& rh, int& rw) {
-    rw = ph % sw;
-    rh = (ph / sw) % sh_;
-    rd = ph / (sw * sh_);
+    rd = FastDiv(a.div_sh).divmod(FastDiv(a.div_sw).divmod(ph, rw), rh);
   };
   auto phase_taps = [&](int ph) {
     int rd, rh, rw;
@@ -340,7 +344,8 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   auto fill_taps = [&](int rd, int rh, int rw, int base) {
     const int nd = a.ax[0].ntap[rd], nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
     for (int t = tid; t < nd * nh * nw; t += NT) {
-      const int jw = t % nw, jh = (t / nw) % nh, jd = t / (nw * nh);
+      int jw, jh;
+      const int jd = FastDiv(a.div_nh[rh]).divmod(FastDiv(a.div_nws[rw]).divmod(t, jw), jh);
       const int bd = a.ax[0].c0[rd] - jd * csd - lod, bh = a.ax[1].c0[rh] - jh * csh - loh,
                 bw = a.ax[2].c0[rw] - jw * csw - low;
       tap_a[base + t] = uint32_t((bd * HH + bh) * HW + bw) * kRowBytes;
@@ -579,7 +584,8 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     const int nd = a.ax[0].ntap[rd], nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
     const int taps = nd * nh * nw;  // 0 for an empty phase: bias only
     for (int r = tid; r < BM; r += NT) {
-      const int bw = r % bqw, bh = (r / bqw) % bqh, bd = r / (bqw * bqh);
+      int bw, bh;
+      const int bd = FastDiv(a.div_bq[0]).divmod(FastDiv(a.div_bq[1]).divmod(r, bw), bh);
       const int qd = qd0 + bd, qh = qh0 + bh, qw = qw0 + bw;
       int64_t off = -1;
       if (qd < Qd && qh < Qh && qw < Qw) {
@@ -661,7 +667,8 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     // ---- fused: the row tables (box <= 32 per axis, see kHaloBoxes) and the tap tables of
     // every phase, one after the other (phase order).
     for (int r = tid; r < BM; r += NT) {
-      const int bw = r % bqw, bh = (r / bqw) % bqh, bd = r / (bqw * bqh);
+      int bw, bh;
+      const int bd = FastDiv(a.div_bq[0]).divmod(FastDiv(a.div_bq[1]).divmod(r, bw), bh);
       row_y[r] = int64_t(sd_ * bd) * a.ys[2] + int64_t(sh_ * bh) * a.ys[3] +
                  int64_t(sw * bw) * a.ys[4];
       row_q[r] = uint32_t(bd) | (uint32_t(bh) << 10) | (uint32_t(bw) << 20);

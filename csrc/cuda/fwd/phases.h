@@ -107,19 +107,21 @@ struct FwdArgs {
   // Transposed wgmma kernel, 3xTF32 unstacked only: 1 takes weight stages of twice the taps
   // (twg_taps_per_stage), so the per-stage drain comes half as often.
   int twg_long = 0;
-  // Transposed wgmma kernel only: the divisors of its CTAs' index math as magic numbers
-  // (set_twg_divs). A 32-bit division by a run-time value is some 20 dependent instructions and
-  // a FastDiv built in the kernel costs a 64-bit one; a dozen of them made up most of a strict
-  // fp32 CTA's start (design doc v35).
-  // - twg_tiles: phase 0's tile counts along d, h and w. Tile mt of every phase is phase 0's
-  //   tile mt; a CTA past a smaller phase's extent returns.
-  // - twg_bq: bqh and bqw (the row table).
-  // - twg_hh, twg_hw: the box extent of h phase / w phase r (bqh or bqw plus the phase's tap
-  //   span); twg_uhh, twg_uhw: the same for a TMA box, which spans the largest span (uext).
-  // - twg_nh, twg_nws: the taps of h phase r, and the shifts of w phase r (its taps, or with
+  // Box kernels (twg, per-phase and fused halo): the divisors of their CTAs' index math as
+  // magic numbers (set_box_divs). A 32-bit division by a run-time value is some 20 dependent
+  // instructions and a FastDiv built in the kernel costs a 64-bit one; a dozen of them made up
+  // most of a strict fp32 twg CTA's start (design doc v35).
+  // - div_tiles: phase 0's tile counts along d, h and w (a box of DD x bqh x bqw outputs, DD =
+  //   box[0] x stacked planes). Tile mt of every phase is phase 0's tile mt; a CTA past a
+  //   smaller phase's extent returns.
+  // - div_bq: bqh and bqw (row tables).
+  // - div_hh, div_hw: the box extent of h phase / w phase r (bqh or bqw plus the phase's tap
+  //   span); div_uhh, div_uhw: the same for a box that spans the largest span (uext: twg's TMA
+  //   box, the fused halo box).
+  // - div_nh, div_nws: the taps of h phase r, and the shifts of w phase r (its taps, or with
   //   w-stacked blocks ceil(taps / stack)): the tap table.
-  DivMagic twg_tiles[3], twg_bq[2], twg_uhh, twg_uhw;
-  DivMagic twg_hh[kMaxStride], twg_hw[kMaxStride], twg_nh[kMaxStride], twg_nws[kMaxStride];
+  DivMagic div_tiles[3], div_bq[2], div_uhh, div_uhw;
+  DivMagic div_hh[kMaxStride], div_hw[kMaxStride], div_nh[kMaxStride], div_nws[kMaxStride];
   // The non-overlapping kernel (pw_kernel.cuh) with NCDHW-like x: positions are contiguous per
   // channel, so A arrives M-major (16-bit: read so; TF32: transposed in shared memory) and the
   // columns run (co, td, th, tw).
@@ -206,28 +208,28 @@ inline void set_grid_divs(FwdArgs& a) {
   a.div_sh = div_magic(pos(a.ax[1].stride));
 }
 
-// twg's divisors (FwdArgs::twg_tiles and the rest), once its tile, stack and the TMA box's
-// spans (uext) are final. dd: output planes per CTA (slices x stacked planes).
-inline void set_twg_divs(FwdArgs& a, int dd) {
+// The box kernels' divisors (FwdArgs::div_tiles and the rest), from the final plan (box,
+// stack, uext). Unused by the kernels without a box (v1, pw).
+inline void set_box_divs(FwdArgs& a) {
   auto pos = [](int v) { return static_cast<uint32_t>(v > 0 ? v : 1); };
-  const int bqh = a.box[1], bqw = a.box[2];
+  const int dd = a.box[0] * (a.stack_w != 0 ? 1 : a.stack), bqh = a.box[1], bqw = a.box[2];
   const int ext[3] = {dd, bqh, bqw};
   for (int i = 0; i < 3; ++i) {
-    a.twg_tiles[i] = div_magic(pos((a.ax[i].q[0] + ext[i] - 1) / ext[i]));
+    a.div_tiles[i] = div_magic(pos((a.ax[i].q[0] + ext[i] - 1) / (ext[i] > 0 ? ext[i] : 1)));
   }
-  a.twg_bq[0] = div_magic(pos(bqh));
-  a.twg_bq[1] = div_magic(pos(bqw));
-  a.twg_uhh = div_magic(pos(bqh + a.uext[1]));
-  a.twg_uhw = div_magic(pos(bqw + a.uext[2]));
+  a.div_bq[0] = div_magic(pos(bqh));
+  a.div_bq[1] = div_magic(pos(bqw));
+  a.div_uhh = div_magic(pos(bqh + a.uext[1]));
+  a.div_uhw = div_magic(pos(bqw + a.uext[2]));
   const bool ws = a.stack > 1 && a.stack_w != 0;
   for (int r = 0; r < kMaxStride; ++r) {
     const AxisPlan &h = a.ax[1], &w = a.ax[2];
     const int span_h = h.ntap[r] > 0 ? (h.ntap[r] - 1) * h.cstep : 0;
     const int span_w = w.ntap[r] > 0 ? (w.ntap[r] - 1) * w.cstep : 0;
-    a.twg_hh[r] = div_magic(pos(bqh + span_h));
-    a.twg_hw[r] = div_magic(pos(bqw + span_w));
-    a.twg_nh[r] = div_magic(pos(h.ntap[r]));
-    a.twg_nws[r] = div_magic(pos(ws ? (w.ntap[r] + a.stack - 1) / a.stack : w.ntap[r]));
+    a.div_hh[r] = div_magic(pos(bqh + span_h));
+    a.div_hw[r] = div_magic(pos(bqw + span_w));
+    a.div_nh[r] = div_magic(pos(h.ntap[r]));
+    a.div_nws[r] = div_magic(pos(ws ? (w.ntap[r] + a.stack - 1) / a.stack : w.ntap[r]));
   }
 }
 

@@ -141,12 +141,12 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   const int Qd = a.ax[0].q[rd], Qh = a.ax[1].q[rh], Qw = a.ax[2].q[rw];
   int qd0, qh0, qw0, n;
   {
-    // Tile mt as phase 0's (a.twg_tiles: its tile counts); a phase with fewer outputs along an
+    // Tile mt as phase 0's (a.div_tiles: its tile counts); a phase with fewer outputs along an
     // axis has no tile there.
     int u = tc.mt;
-    u = FastDiv(a.twg_tiles[2]).divmod(u, qw0);
-    u = FastDiv(a.twg_tiles[1]).divmod(u, qh0);
-    n = FastDiv(a.twg_tiles[0]).divmod(u, qd0);
+    u = FastDiv(a.div_tiles[2]).divmod(u, qw0);
+    u = FastDiv(a.div_tiles[1]).divmod(u, qh0);
+    n = FastDiv(a.div_tiles[0]).divmod(u, qd0);
     qd0 *= DD;
     qh0 *= bqh;
     qw0 *= bqw;
@@ -197,11 +197,11 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // Box of channels ci0 .. ci0 + BK - 1. KVEC: one cp.async per (position, plane), the four
   // planes of a position on consecutive threads (one commit group). Scalar: consecutive threads
   // take consecutive positions (consecutive iw: coalesced in NCDHW), all four planes each.
-  // Box index math without divisions: HW and HH by the host's magic numbers (set_twg_divs),
+  // Box index math without divisions: HW and HH by the host's magic numbers (set_box_divs),
   // built where used from the kernel parameters, which the compiler may reload rather than hold
   // in registers through the K loop (held, they made five 3xTF32 kernels spill: ptxas -v).
-  auto div_hw = [&] { return FastDiv(HW, uniform ? a.twg_uhw : a.twg_hw[rw]); };
-  auto div_hh = [&] { return FastDiv(HH, uniform ? a.twg_uhh : a.twg_hh[rh]); };
+  auto div_hw = [&] { return FastDiv(HW, uniform ? a.div_uhw : a.div_hw[rw]); };
+  auto div_hh = [&] { return FastDiv(HH, uniform ? a.div_uhh : a.div_hh[rh]); };
   auto box_src = [&](int pos, int ci, bool& in) {
     int hw, hh;
     const int hd = div_hh().divmod(div_hw().divmod(pos, hw), hh);
@@ -319,7 +319,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // ---- row table (y offset of each output row, -1 past the phase's extents) and tap table.
   for (int r = tid; r < bm; r += NT) {
     int bw, bh;
-    const int bd = FastDiv(a.twg_bq[0]).divmod(FastDiv(a.twg_bq[1]).divmod(r, bw), bh);
+    const int bd = FastDiv(a.div_bq[0]).divmod(FastDiv(a.div_bq[1]).divmod(r, bw), bh);
     const int qd = qd0 + bd, qh = qh0 + bh, qw = qw0 + bw;
     int64_t off = -1;
     if (qd < Qd && qh < Qh && qw < Qw) {
@@ -346,7 +346,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     // taps on that axis are the kernel's (tap step 1, first tap 0), so the box's J taps are
     // consecutive kernel taps and a block without a tap lies outside the kernel (zeros).
     int sw, jh;
-    const int sd = FastDiv(a.twg_nh[rh]).divmod(FastDiv(a.twg_nws[rw]).divmod(t, sw), jh);
+    const int sd = FastDiv(a.div_nh[rh]).divmod(FastDiv(a.div_nws[rw]).divmod(t, sw), jh);
     const int th = a.ax[1].t0[rh] + jh * a.ax[1].tstep;
     if constexpr (STACK) {
       if (WS) {

@@ -1029,6 +1029,7 @@ FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x, bool w_align
   plan_pw(f, p, x, w_aligned);
   fwd::set_grid_divs(a);
   fwd::set_box_divs(a);
+  fwd::set_pw_divs(a);
   // A densified layer on a mma.sync halo kernel (per-phase or fused, not the pairs) may skip
   // its zero weight blocks ("_skip"). The rule (design doc v28): strict fp32, whose three MMAs
   // per product dominate (1.4-1.5x on suite cases 5 and 7), and the per-phase kernel at BN 32,

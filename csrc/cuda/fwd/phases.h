@@ -131,6 +131,10 @@ struct FwdArgs {
   // K row's columns contiguously in the kernel's order.
   int w_direct = 0;
   int64_t ws0 = 0;
+  // The non-overlapping kernel only: its tables' divisors as magic numbers (set_pw_divs): x's
+  // D, H and W (row m = (n, id, ih, iw)), the kernel's extents and Cout/g (column = tap and
+  // channel).
+  DivMagic div_x[3], div_k[3], div_cog;
   // The non-overlapping kernel only: its number of tiles (m_tiles x n_tiles x groups), and 1 to
   // run 16-bit tiles on persistent CTAs (a grid of as many CTAs as fit at once, each looping
   // over every gridDim-th tile) instead of one CTA per tile.
@@ -206,6 +210,16 @@ inline void set_grid_divs(FwdArgs& a) {
   a.div_mt = div_magic(pos(a.m_tiles));
   a.div_sw = div_magic(pos(a.ax[2].stride));
   a.div_sh = div_magic(pos(a.ax[1].stride));
+}
+
+// The non-overlapping kernel's divisors (FwdArgs::div_x, div_k, div_cog).
+inline void set_pw_divs(FwdArgs& a) {
+  auto pos = [](int v) { return static_cast<uint32_t>(v > 0 ? v : 1); };
+  for (int i = 0; i < 3; ++i) {
+    a.div_x[i] = div_magic(pos(a.ax[i].in));
+    a.div_k[i] = div_magic(pos(a.k[i]));
+  }
+  a.div_cog = div_magic(pos(a.cout_g));
 }
 
 // The box kernels' divisors (FwdArgs::div_tiles and the rest), from the final plan (box,

@@ -155,21 +155,15 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int ncols = a.k[0] * a.k[1] * a.k[2] * a.cout_g;  // N of the GEMM
   // Column col of the GEMM: its tap (td, th, tw) and channel co, ordered (tap, co), or with
-  // XMN (co, tap); its row of the packed weight [tap][co] is tap * cout_g + co.
+  // XMN (co, tap); its row of the packed weight [tap][co] is tap * cout_g + co. Divided by the
+  // host's magic numbers (a run-time division is some 20 dependent instructions).
   auto col_tap = [&](int col, int& td, int& th, int& tw, int& co) {
     if constexpr (XMN) {
-      tw = col % a.k[2];
-      int sp = col / a.k[2];
-      th = sp % a.k[1];
-      sp /= a.k[1];
-      td = sp % a.k[0];
-      co = sp / a.k[0];
+      const int sp = FastDiv(a.div_k[1]).divmod(FastDiv(a.div_k[2]).divmod(col, tw), th);
+      co = FastDiv(a.div_k[0]).divmod(sp, td);
     } else {
-      co = col % a.cout_g;
-      tw = (col / a.cout_g) % a.k[2];
-      const int sp = col / (a.cout_g * a.k[2]);
-      th = sp % a.k[1];
-      td = sp / a.k[1];
+      const int sp = FastDiv(a.div_k[2]).divmod(FastDiv(a.div_cog).divmod(col, co), tw);
+      td = FastDiv(a.div_k[1]).divmod(sp, th);
     }
   };
   // Tile t: N tile fastest, so the CTAs sharing an A tile run together (A stays in L2). Fewer
@@ -196,14 +190,11 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       PwRow r;
       if (m < int64_t(a.n) * D * H * W) {
         int i3[3], n;
-        if (m <= 0xffffffffLL) {  // 32-bit division is much cheaper
-          uint32_t u = static_cast<uint32_t>(m);
-          i3[2] = static_cast<int>(u % uint32_t(W));
-          u /= uint32_t(W);
-          i3[1] = static_cast<int>(u % uint32_t(H));
-          u /= uint32_t(H);
-          i3[0] = static_cast<int>(u % uint32_t(D));
-          n = static_cast<int>(u / uint32_t(D));
+        if (m < 0x7fffffffLL) {  // FastDiv with the host's magic numbers (set_pw_divs)
+          int u = static_cast<int>(m);
+          u = FastDiv(a.div_x[2]).divmod(u, i3[2]);
+          u = FastDiv(a.div_x[1]).divmod(u, i3[1]);
+          n = FastDiv(a.div_x[0]).divmod(u, i3[0]);
         } else {
           int64_t u = m;
           i3[2] = static_cast<int>(u % W);

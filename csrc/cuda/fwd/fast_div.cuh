@@ -19,8 +19,6 @@ struct FastDiv {
   // holds, where g.d would take another).
   __device__ __forceinline__ FastDiv(int divisor, const DivMagic& g)
       : d(uint32_t(divisor)), m(g.m), s(g.s) {}
-  // d >= 1. One 64-bit division here, once per thread.
-  __device__ __forceinline__ explicit FastDiv(int divisor) : FastDiv(div_magic(uint32_t(divisor))) {}
   __device__ __forceinline__ int div(int n) const {
     return int((__umulhi(uint32_t(n), m) + uint32_t(n)) >> s);
   }

@@ -16,35 +16,26 @@ namespace fwd {
 
 constexpr int kMaxStride = 16;  // per-axis stride the plan tables hold; larger -> reference
 
-#if defined(__CUDACC__)
-#define CONVT3D_HOST_DEVICE __host__ __device__
-#else
-#define CONVT3D_HOST_DEVICE
-#endif
-
 // Magic numbers for n / d with 0 <= n < 2^31 and d >= 1 (round-up method of Granlund and
 // Montgomery): q = (umulhi(n, m) + n) >> s. fast_div.cuh's FastDiv evaluates it. Divisors fixed
-// by the plan get theirs here, on the host, once per plan; a kernel-side constructor costs a
-// 64-bit division.
+// by the plan get theirs here, on the host, once per plan (in a kernel its 64-bit division
+// would cost more than the divisions it replaces).
 struct DivMagic {
   uint32_t d = 1, m = 1, s = 0;
 };
 
-CONVT3D_HOST_DEVICE inline DivMagic div_magic(uint32_t d) {
+inline DivMagic div_magic(uint32_t d) {
   DivMagic g;
   g.d = d;
   uint32_t s = 0;
-  if (d > 1) {
-#if defined(__CUDA_ARCH__)
-    s = 32u - uint32_t(__clz(int(d - 1)));  // smallest s with 2^s >= d
-#else
-    s = 32u - uint32_t(__builtin_clz(d - 1));
-#endif
-  }
+  if (d > 1) s = 32u - uint32_t(__builtin_clz(d - 1));  // smallest s with 2^s >= d
   g.s = s;
   g.m = uint32_t((uint64_t(1) << 32) * ((uint64_t(1) << s) - d) / d + 1);
   return g;
 }
+
+// div_magic of an extent or count, of 1 where it is 0 (nothing is then divided by it).
+inline DivMagic div_magic_pos(int v) { return div_magic(static_cast<uint32_t>(v > 0 ? v : 1)); }
 
 struct AxisPlan {
   int in = 0, stride = 1;
@@ -197,53 +188,50 @@ inline bool plan_axis(AxisPlan& ax, int64_t in, int64_t out, int64_t k, int64_t 
       ++count;
     }
     ax.ntap[r] = count;
-    ax.qdiv[r] = div_magic(static_cast<uint32_t>(ax.q[r] > 0 ? ax.q[r] : 1));
+    ax.qdiv[r] = div_magic_pos(ax.q[r]);
   }
   return true;
 }
 
 // The grid divisors of tile_coord, from the plan's final n_tiles, phases and m_tiles.
 inline void set_grid_divs(FwdArgs& a) {
-  auto pos = [](int v) { return static_cast<uint32_t>(v > 0 ? v : 1); };
-  a.div_nt = div_magic(pos(a.n_tiles));
-  a.div_ph = div_magic(pos(a.phases));
-  a.div_mt = div_magic(pos(a.m_tiles));
-  a.div_sw = div_magic(pos(a.ax[2].stride));
-  a.div_sh = div_magic(pos(a.ax[1].stride));
+  a.div_nt = div_magic_pos(a.n_tiles);
+  a.div_ph = div_magic_pos(a.phases);
+  a.div_mt = div_magic_pos(a.m_tiles);
+  a.div_sw = div_magic_pos(a.ax[2].stride);
+  a.div_sh = div_magic_pos(a.ax[1].stride);
 }
 
 // The non-overlapping kernel's divisors (FwdArgs::div_x, div_k, div_cog).
 inline void set_pw_divs(FwdArgs& a) {
-  auto pos = [](int v) { return static_cast<uint32_t>(v > 0 ? v : 1); };
   for (int i = 0; i < 3; ++i) {
-    a.div_x[i] = div_magic(pos(a.ax[i].in));
-    a.div_k[i] = div_magic(pos(a.k[i]));
+    a.div_x[i] = div_magic_pos(a.ax[i].in);
+    a.div_k[i] = div_magic_pos(a.k[i]);
   }
-  a.div_cog = div_magic(pos(a.cout_g));
+  a.div_cog = div_magic_pos(a.cout_g);
 }
 
 // The box kernels' divisors (FwdArgs::div_tiles and the rest), from the final plan (box,
 // stack, uext). Unused by the kernels without a box (v1, pw).
 inline void set_box_divs(FwdArgs& a) {
-  auto pos = [](int v) { return static_cast<uint32_t>(v > 0 ? v : 1); };
   const int dd = a.box[0] * (a.stack_w != 0 ? 1 : a.stack), bqh = a.box[1], bqw = a.box[2];
   const int ext[3] = {dd, bqh, bqw};
   for (int i = 0; i < 3; ++i) {
-    a.div_tiles[i] = div_magic(pos((a.ax[i].q[0] + ext[i] - 1) / (ext[i] > 0 ? ext[i] : 1)));
+    a.div_tiles[i] = div_magic_pos((a.ax[i].q[0] + ext[i] - 1) / (ext[i] > 0 ? ext[i] : 1));
   }
-  a.div_bq[0] = div_magic(pos(bqh));
-  a.div_bq[1] = div_magic(pos(bqw));
-  a.div_uhh = div_magic(pos(bqh + a.uext[1]));
-  a.div_uhw = div_magic(pos(bqw + a.uext[2]));
+  a.div_bq[0] = div_magic_pos(bqh);
+  a.div_bq[1] = div_magic_pos(bqw);
+  a.div_uhh = div_magic_pos(bqh + a.uext[1]);
+  a.div_uhw = div_magic_pos(bqw + a.uext[2]);
   const bool ws = a.stack > 1 && a.stack_w != 0;
   for (int r = 0; r < kMaxStride; ++r) {
     const AxisPlan &h = a.ax[1], &w = a.ax[2];
     const int span_h = h.ntap[r] > 0 ? (h.ntap[r] - 1) * h.cstep : 0;
     const int span_w = w.ntap[r] > 0 ? (w.ntap[r] - 1) * w.cstep : 0;
-    a.div_hh[r] = div_magic(pos(bqh + span_h));
-    a.div_hw[r] = div_magic(pos(bqw + span_w));
-    a.div_nh[r] = div_magic(pos(h.ntap[r]));
-    a.div_nws[r] = div_magic(pos(ws ? (w.ntap[r] + a.stack - 1) / a.stack : w.ntap[r]));
+    a.div_hh[r] = div_magic_pos(bqh + span_h);
+    a.div_hw[r] = div_magic_pos(bqw + span_w);
+    a.div_nh[r] = div_magic_pos(h.ntap[r]);
+    a.div_nws[r] = div_magic_pos(ws ? (w.ntap[r] + a.stack - 1) / a.stack : w.ntap[r]);
   }
 }
 

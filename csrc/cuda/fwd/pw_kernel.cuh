@@ -344,7 +344,9 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   float acc[1][BN / 8][4];  // one 64-row wgmma tile per warpgroup
   // 3xTF32: the small products over all of K, and one chunk's big products (added into acc
   // with IEEE adds after each chunk: the tensor core truncates as it accumulates).
+  // part is zeroed once only: each chunk's first wgmma restarts it (scale-d 0).
   float acc_s[1][C::X3 ? BN / 8 : 1][4], part[1][C::X3 ? BN / 8 : 1][4];
+  zero_acc(part);
 
   // Descriptors: A of this warpgroup (its 64 rows), B; 8-row groups 1024 bytes apart, a K
   // step (32 bytes) 32 bytes on in the row. M-major A: the warpgroup's block of BK K rows of
@@ -381,7 +383,6 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     if (has_next) build_tables(tn, b ^ 1);  // published by the K loop's first barrier
     zero_acc(acc);
     zero_acc(acc_s);
-    zero_acc(part);
     for (int kt = 0; kt < kchunks; ++kt) {
       cp_async_wait<S - 2>();  // chunk kt landed (this thread's copies)
       const int st = (u + kt) % S;
@@ -446,7 +447,11 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
           // a_small b_big + a_big b_small into acc_s, a_big b_big into part
           wgmma_ss<Mode::kTf32, BN>(acc_s[0], da + uint64_t(kASmall >> 4), db);
           wgmma_ss<Mode::kTf32, BN>(acc_s[0], da, db + uint64_t(C::kSmall >> 4));
-          wgmma_ss<Mode::kTf32, BN>(part[0], da, db);
+          if (ks == 0) {
+            wgmma_ss_scaled<BN>(part[0], da, db, 0);  // restarts part (folded every chunk)
+          } else {
+            wgmma_ss<Mode::kTf32, BN>(part[0], da, db);
+          }
         } else {
           wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0, kBmn ? 1 : 0>(acc[0], da, db);
         }

@@ -523,11 +523,13 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
         return dbox + uint64_t(ks * 2 + pos * (kBkBytes >> 4));
       };
       // One K step; 3xTF32: the small copies sit TB taps (weights) and small_box bytes (box) on.
-      auto mma = [&](uint64_t da, uint64_t db) {
+      // A stage's first K step restarts part after a fold: scale-d 0 where kpart is 0, a
+      // select rather than a branch between the wgmmas (the others pass a constant 1).
+      auto mma = [&](uint64_t da, uint64_t db, bool first) {
         if constexpr (C::X3) {
           wgmma_ss<Mode::kTf32, NR>(acc_s[0], da + uint64_t((TB * kTwgTapBytes) >> 4), db);
           wgmma_ss<Mode::kTf32, NR>(acc_s[0], da, db + uint64_t(small_box >> 4));
-          wgmma_ss<Mode::kTf32, NR>(part[0], da, db);
+          wgmma_ss_scaled<NR>(part[0], da, db, first ? kpart : 1);
         } else {
           wgmma_ss<MODE, NR>(acc[0], da, db);
         }
@@ -539,14 +541,16 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
           const uint32_t pos = slice_pos + uint32_t(tap_pos);
           next_tap();
 #pragma unroll
-          for (int ks = 0; ks < kChunks / 2; ++ks) mma(desc_a(tt, ks), desc_b(pos, ks));
+          for (int ks = 0; ks < kChunks / 2; ++ks) {
+            mma(desc_a(tt, ks), desc_b(pos, ks), tt == 0 && ks == 0);
+          }
         }
       } else {
         wgmma_fence();
         for (int tt = 0; tt < TB && sub * TB + tt < taps; ++tt) {
           const uint32_t pos = slice_pos + uint32_t(tap_pos);
           next_tap();
-          for (int ks = 0; ks < nks; ++ks) mma(desc_a(tt, ks), desc_b(pos, ks));
+          for (int ks = 0; ks < nks; ++ks) mma(desc_a(tt, ks), desc_b(pos, ks), tt == 0 && ks == 0);
         }
       }
       wgmma_commit();
@@ -556,8 +560,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       if (stream && sub == 0 && c + 1 < kchunks) load_box((c + 1) * BK, buf ^ 1);
       if constexpr (C::X3) {
         // The big products into acc with IEEE adds once another full stage could take part
-        // past kTwgX3FoldK K steps; part restarts from zero (the next stage's wgmma_fence
-        // orders these register writes before its wgmmas). Keeping a stage in flight instead
+        // past kTwgX3FoldK K steps; the next stage restarts part (its wgmma_fence orders these
+        // register reads before its wgmmas). Keeping a stage in flight instead
         // (two partials by stage parity, wait<1>) measured no faster on an H100 (suite cases
         // 2, 3, 11, 12) and spilled registers.
         wgmma_wait<0>();
@@ -577,7 +581,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     wgmma_fence_acc(acc);
     wgmma_fence_acc(acc_s);
     if constexpr (C::X3) {
-      fold_partial(acc, part);  // the stages since the last fold
+      if (kpart > 0) fold_partial(acc, part);  // the stages since the last fold
       add_small(acc, acc_s);
     }
   }

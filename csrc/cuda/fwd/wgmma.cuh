@@ -105,8 +105,10 @@ __device__ __forceinline__ void wgmma_fence_acc(float (&acc)[MT][NTL][4]) {
 }
 
 // 3xTF32: a stage's (or chunk's) big products `part` go into acc with IEEE adds (the tensor
-// core truncates as it accumulates, so part never spans the whole K), and part restarts at zero.
-// The caller has waited for the wgmmas writing part; the fences keep these accesses on this side.
+// core truncates as it accumulates, so part never spans the whole K). part is not zeroed: the
+// next wgmma into it must restart it with scale-d 0 (wgmma_ss_scaled), which saves the 64
+// register writes per fold. The caller has waited for the wgmmas writing part; the fences keep
+// these accesses on this side.
 template <int MT, int NTL>
 __device__ __forceinline__ void fold_partial(float (&acc)[MT][NTL][4],
                                              float (&part)[MT][NTL][4]) {
@@ -116,10 +118,7 @@ __device__ __forceinline__ void fold_partial(float (&acc)[MT][NTL][4],
 #pragma unroll
     for (int j = 0; j < NTL; ++j)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        acc[i][j][c] += part[i][j][c];
-        part[i][j][c] = 0.f;
-      }
+      for (int c = 0; c < 4; ++c) acc[i][j][c] += part[i][j][c];
   wgmma_fence_acc(part);
 }
 
@@ -176,6 +175,24 @@ __device__ __forceinline__ void wgmma_ss(float (&acc)[N / 8][4], uint64_t desc_a
   CONVT3D_WGMMA_SS_CASE(160)
   CONVT3D_WGMMA_SS_CASE(256)
 #undef CONVT3D_WGMMA_SS_CASE
+#else
+  __trap();
+#endif
+}
+
+// TF32 wgmma_ss with a run-time scale-d: accumulate 0 writes acc = A x B without reading acc.
+template <int N>
+__device__ __forceinline__ void wgmma_ss_scaled(float (&acc)[N / 8][4], uint64_t desc_a,
+                                                uint64_t desc_b, int accumulate) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CONVT3D_WGMMA_SD_CASE(NN) \
+  if constexpr (N == NN) wgmma_ss_tf32_n##NN##_sd(acc, desc_a, desc_b, accumulate);
+  CONVT3D_WGMMA_SD_CASE(64)
+  CONVT3D_WGMMA_SD_CASE(128)
+  CONVT3D_WGMMA_SD_CASE(144)
+  CONVT3D_WGMMA_SD_CASE(160)
+  CONVT3D_WGMMA_SD_CASE(256)
+#undef CONVT3D_WGMMA_SD_CASE
 #else
   __trap();
 #endif

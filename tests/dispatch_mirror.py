@@ -229,19 +229,24 @@ def twg_wstack_ok(spec, stack):
         nt >= stack for _, nt, _, _ in axis_taps(size[2], k[2], s[2], p[2], op[2], d[2]))
 
 
-def twg_run(spec, mode, kvec=True):
+TWG_NCDHW_LINE_COST = 64  # forward_cuda.cpp: kTwgNcdhwLineCost
+
+
+def twg_run(spec, mode, kvec=True, y_ncdhw=False):
     """Mirror of plan_twg's choice (forward_cuda.cpp): (the run length NR with the fewest
     estimated cycles, whether the box streams through two buffers, the slices per CTA, the
     slice's bqh and bqw, the stacked blocks J, whether they are w taps), or None when no box
-    fits. Stacks are those of twg_stack_ok (depth planes), then those of twg_wstack_ok (w
+    fits. With a NCDHW y (y_ncdhw) each output line costs TWG_NCDHW_LINE_COST more. Stacks are those of twg_stack_ok (depth planes), then those of twg_wstack_ok (w
     taps) with more blocks than the most depth planes that fit (CONVT3D_TWG_STACK fixes J where
     legal, CONVT3D_TWG_WSTACK=1/0 only w taps / only depth planes). It streams with more than
     one channel chunk when the second buffer fits, with the channel-fast loader (kvec: TMA or
     cp.async) or in 3xTF32, not with the one-term modes' scalar loader; CONVT3D_BOX_STREAM=1
     streams any box that fits, =0 none.
-    CONVT3D_TWG_SLICES=2/4 fixes the slices, else twg_slices_rule. 3xTF32 takes TWG_X3_RUN and
+    CONVT3D_TWG_SLICES=2/4 fixes the slices, else twg_slices_rule; CONVT3D_TWG_BQW=n the tile
+    width (None where no such tile fits). 3xTF32 takes TWG_X3_RUN and
     two slices at one CTA per SM (the opt-in shared memory), with split operands, and unstacked
-    the long weight stages (8th item) where that tile with its box buffers still fits."""
+    the long weight stages (8th item; CONVT3D_TWG_LONG=0 never) where that tile with its box
+    buffers still fits."""
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
     axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
     chunks = -(-(cin // g) // bk_elems(mode))
@@ -250,6 +255,8 @@ def twg_run(spec, mode, kvec=True):
     qh0, qw0 = axes[1][0][0], axes[2][0][0]
     fixed = os.environ.get("CONVT3D_TWG_STACK")
     wenv = os.environ.get("CONVT3D_TWG_WSTACK")
+    benv = os.environ.get("CONVT3D_TWG_BQW", "")
+    fixed_w = int(benv) if benv.isdigit() and 1 <= int(benv) <= 256 else 0
     stacks = [(j, ws) for ws in (False, True) if wenv != ("0" if ws else "1")
               for j in (1, 2, 4) if (fixed not in ("1", "2", "4") or fixed == str(j))
               and (twg_wstack_ok(spec, j) if ws else twg_stack_ok(spec, j))]
@@ -257,6 +264,10 @@ def twg_run(spec, mode, kvec=True):
     x3 = mode == "3xtf32"
     split = 2 if x3 else 1
     runs = (TWG_X3_RUN,) if x3 else TWG_RUNS
+    # y's channel stride is not 1: NCDHW with more than one output position
+    out = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
+    line_cost = TWG_NCDHW_LINE_COST if y_ncdhw and math.prod(
+        sum(r[0] for r in a) for a in out) > 1 else 0
 
     def search(sl):
         cap = TWG_SMEM_CAP[4 if x3 else sl]
@@ -281,6 +292,8 @@ def twg_run(spec, mode, kvec=True):
                     if bqw < 1 or bqw == last_w:
                         continue
                     last_w = bqw
+                    if fixed_w and bqw != fixed_w:
+                        continue
                     bqh = min(nr // (bqw + ext_w), qh0)
                     if bqh < 1:
                         continue
@@ -294,7 +307,7 @@ def twg_run(spec, mode, kvec=True):
                                          * -(-c[0] // bqw))
                                 t = shifts(a, b, c)
                                 cost += tiles * ((chunks * (sl * nr * t + pos) if t else 0)
-                                                 + planes * bqh * bqw)
+                                                 + planes * bqh * bqw + line_cost * planes * bqh)
                     # twg_box_rows: the last slice's run from the first tap, bounded by the
                     # largest span per axis
                     hh, hw = bqh + ext_h, bqw + ext_w
@@ -326,8 +339,9 @@ def twg_run(spec, mode, kvec=True):
     stream_ok = env_stream == "1" or (env_stream != "0" and (kvec or x3))
     stream = best[4] and chunks > 1 and stream_ok
     bm, pos_pad, tap_cap = best[7]
-    long_stage = x3 and best[5] == 1 and twg_smem(best[1], bm, pos_pad, tap_cap, 2 if stream else 1,
-                                                  sl, 1, split, False, True) <= TWG_SMEM_CAP[4]
+    long_ok = x3 and best[5] == 1 and os.environ.get("CONVT3D_TWG_LONG") != "0"
+    long_stage = long_ok and twg_smem(best[1], bm, pos_pad, tap_cap, 2 if stream else 1,
+                                      sl, 1, split, False, True) <= TWG_SMEM_CAP[4]
     return best[1], stream, sl, best[2], best[3], best[5], best[6], long_stage
 
 
@@ -569,7 +583,7 @@ def kernel_path(x, spec, mode, w=None):
     if kind == "halo" and wgmma_expected(x.device, mode):
         kind = "halo_wgmma"
     if twg_expected(x.device, spec, mode, kind, cout // g, kvec, x):
-        run = twg_run(spec, mode, kvec)
+        run = twg_run(spec, mode, kvec, y_ncdhw)
         # narrow: only where the stacked blocks fill more than half of M, and with Cout/g <= 16
         # only with w taps
         if run is not None and (cout // g > 32 or cout // g * run[5] > 32) and (

@@ -137,7 +137,7 @@ def run_twg_stream(spec, precision, layout, stream, monkeypatch):
     if path.startswith("twg_"):
         kvec = "_mfast" not in path
         assert kvec == (layout == "cl"), path
-        streams = twg_run(spec, precision[3], kvec)[1]  # where a second buffer fits
+        streams = twg_run(spec, precision[3], kvec, layout == "ncdhw")[1]  # a second buffer fits
         assert ("_stream_" in path) == streams, path
         if precision[3] != "3xtf32":
             assert streams == (stream == "1" or (stream == "auto" and kvec)), path
@@ -377,3 +377,25 @@ def test_twg_strict_fp32_long_stages(case, layout, monkeypatch):
     spec = STRICT_LONG_CASES[case]
     run(spec, (torch.float32, False, 1e-6, "3xtf32"), layout)
     assert twg_run(spec, "3xtf32")[7] == (case < 3)
+
+
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+def test_twg_strict_fp32_long_stages_off(layout, monkeypatch):
+    # CONVT3D_TWG_LONG=0: the long-stage layers above take the short stages, still right
+    monkeypatch.setenv("CONVT3D_TWG_LONG", "0")
+    spec = STRICT_LONG_CASES[0]
+    path = path_after_run(spec, (torch.float32, False, 1e-6, "3xtf32"), layout)
+    assert "_long" not in path, path
+    assert not twg_run(spec, "3xtf32")[7]
+
+
+# CONVT3D_TWG_BQW=n: tiles n outputs wide where phase 0's w extent (12 here) splits into such
+# tiles (12, 6, 4, 3, ...), else no twg; run_twg asserts which, by the mirror.
+@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("bqw", ["3", "6", "5"])
+def test_twg_forced_tile_width(bqw, layout, precision, monkeypatch):
+    monkeypatch.setenv("CONVT3D_TWG_BQW", bqw)
+    spec = (1, 24, 40, (3, 7, 12), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True)
+    assert (twg_run(spec, precision[3]) is not None) == (bqw != "5")
+    run_twg(spec, precision, layout)

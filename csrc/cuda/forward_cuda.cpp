@@ -28,7 +28,8 @@
 // stride-1 layers with 16 < Cout/g <= 32 with two depth planes stacked per warpgroup, or
 // Cout/g <= 16 with four w taps stacked (twg_pays); CONVT3D_TWG=1 forces it wherever legal, =0
 // never; CONVT3D_TWG_STACK=1/2/4 fixes its stacked blocks where legal (CONVT3D_TWG_WSTACK=1:
-// w taps, =0: depth planes); with channels_last x it loads its boxes by
+// w taps, =0: depth planes), CONVT3D_TWG_BQW=n its tile width (no twg where no such tile
+// fits); with channels_last x it loads its boxes by
 // TMA where the tensor map is legal (twg_tma_ok; CONVT3D_TWG_TMA=0 never). Plans are cached per
 // call signature (cached_plan; CONVT3D_PLAN_CACHE=0 plans every call). Last, on sm_90 (sm_90a
 // build), layers whose kernel equals their stride (every output from one tap) with
@@ -503,6 +504,15 @@ bool twg_tma_ok(const FastPlan& f, int bqh, int bqw, int planes) {
 // unstacked) at which the transposed kernel takes two slices per CTA.
 constexpr double kTwgTwoSliceK = 96;
 
+// plan_twg's cost of one line of a tile's outputs (bqw outputs along w) where y is not
+// channels_last: the epilogue stores such a line channel by channel as one run of y, so narrow
+// tiles store short runs (and with w stride 2 every other element). Measured (H100,
+// 2026-11-27, halo_ab.py --batch 5, ms, the old rule's tile / the wider one): suite case 11
+// strict fp32 NCDHW 1.1205, 1.0997 (bqw 6, long stages) / 1.0948, 1.0828 (bqw 16); case 12
+// TF32 NCDHW 0.5029 / 0.4790 and bf16 0.3198 / 0.3020 (bqw 16 / 32). With channels_last y
+// the wider case 12 tile lost its streamed box (TF32 0.4081 / 0.4358), so the term is 0 there.
+constexpr double kTwgNcdhwLineCost = 64;
+
 // The best twg tile of one slice count: run length, slice shape, shared memory, box buffers,
 // stacked blocks per warpgroup (depth planes or w taps) and the tap table's entries.
 struct TwgTile {
@@ -541,7 +551,8 @@ int64_t twg_shifts(const fwd::AxisPlan* ax, int J, bool ws, int rd, int rh, int 
 // bqh x bqw (bqh lines of the box width bqw + span_w <= NR) and the stacked blocks J, depth
 // planes (twg_stack_ok) or w taps (twg_wstack_ok; CONVT3D_TWG_STACK fixes J where legal,
 // CONVT3D_TWG_WSTACK=1/0 only w taps / only planes) with the fewest estimated
-// tensor-core cycles plus box positions loaded, summed over the phases. Four slices take one
+// tensor-core cycles plus box positions loaded plus outputs stored (and output lines where y
+// is not channels_last: kTwgNcdhwLineCost), summed over the phases. Four slices take one
 // CTA per SM (512 threads at up to 128 registers) and may use all the opt-in shared memory;
 // two slices must leave room for two CTAs per SM. 3xTF32 takes kTwgX3Run and two slices at one
 // CTA per SM (its three accumulator sets need up to 255 registers). Candidates for bqw split
@@ -579,6 +590,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const int64_t ext_d = max_span(ax[0]), ext_h = max_span(ax[1]), ext_w = max_span(ax[2]);
   const int64_t cstep_d = ax[0].cstep;
   const int64_t Qh0 = ax[1].q[0], Qw0 = ax[2].q[0];
+  const double line_cost = p.y_st[1] != 1 ? kTwgNcdhwLineCost : 0.0;
   auto search = [&](int sl) {
     const int64_t cap = sl == 4 || x3 ? int64_t(prop->sharedMemPerBlockOptin) : smem_two_per_sm(x);
     TwgTile best;
@@ -612,6 +624,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
           const int64_t bqw = std::min<int64_t>(ceil_div(Qw0, k), nr - ext_w);
           if (bqw < 1 || bqw == last_w) continue;
           last_w = bqw;
+          if (f.sw.twg_bqw != 0 && bqw != f.sw.twg_bqw) continue;  // CONVT3D_TWG_BQW
           const int64_t bqh = std::min<int64_t>(nr / (bqw + ext_w), Qh0);
           if (bqh < 1) continue;
           double cost = 0;
@@ -626,7 +639,8 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
                                      ceil_div(ax[1].q[rh], bqh) * ceil_div(ax[2].q[rw], bqw);
                 const int64_t t = shifts(rd, rh, rw);
                 const double mma = double(sl) * nr * t;
-                cost += tiles * ((t > 0 ? double(chunks) * (mma + pos) : 0.0) + JD * bqh * bqw);
+                cost += tiles * ((t > 0 ? double(chunks) * (mma + pos) : 0.0) + JD * bqh * bqw +
+                                 line_cost * JD * bqh);
               }
           // The kernel's box rows (twg_box_rows), bounded over the phases by the largest span
           // per axis (a TMA box's, which every phase then has): the last slice's run from the
@@ -719,7 +733,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // where the long stages took a smaller tile or gave up the streamed box they lost (case 3
   // 18.6 / 20.5 channels_last, case 12 1.140 / 1.250).
   int long_stage = 0;
-  if (x3 && t.stack == 1) {
+  if (x3 && t.stack == 1 && f.sw.twg_long != 0) {  // CONVT3D_TWG_LONG=0: never
     const int64_t long_smem =
         fwd::twg_smem_bytes(t.nr, int(slices * t.h * t.w), t.pos_pad, t.tap_cap, t.box_bufs,
                             slices, 1, split, false, true);

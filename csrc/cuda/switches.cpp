@@ -8,14 +8,20 @@
 namespace convt3d {
 namespace {
 
+// Whether `name` is set to decimal text; its value in v.
+bool read_long(const char* name, long& v) {
+  const char* e = std::getenv(name);
+  if (e == nullptr) return false;
+  char* end = nullptr;
+  v = std::strtol(e, &end, 10);
+  return end != e && *end == '\0';
+}
+
 // The value of `name` when it is one of `allowed` (as decimal text), else `dflt`.
 template <class Allowed>
 int read_int(const char* name, const Allowed& allowed, int dflt) {
-  const char* e = std::getenv(name);
-  if (e == nullptr) return dflt;
-  char* end = nullptr;
-  const long v = std::strtol(e, &end, 10);
-  if (end == e || *end != '\0') return dflt;
+  long v = 0;
+  if (!read_long(name, v)) return dflt;
   for (int a : allowed) {
     if (v == a) return a;
   }
@@ -24,6 +30,12 @@ int read_int(const char* name, const Allowed& allowed, int dflt) {
 
 int read_int(const char* name, std::initializer_list<int> allowed, int dflt) {
   return read_int<std::initializer_list<int>>(name, allowed, dflt);
+}
+
+// The value of `name` when it is decimal text in lo .. hi, else `dflt`.
+int read_range(const char* name, int lo, int hi, int dflt) {
+  long v = 0;
+  return read_long(name, v) && v >= lo && v <= hi ? int(v) : dflt;
 }
 
 }  // namespace
@@ -38,6 +50,8 @@ Switches read_switches() {
   s.twg_tma = read_int("CONVT3D_TWG_TMA", {0}, 1);
   s.twg_stack = read_int("CONVT3D_TWG_STACK", {1, 2, 4}, 0);
   s.twg_wstack = read_int("CONVT3D_TWG_WSTACK", {0, 1}, -1);
+  s.twg_bqw = read_range("CONVT3D_TWG_BQW", 1, 256, 0);
+  s.twg_long = read_int("CONVT3D_TWG_LONG", {0}, 1);
   s.pw = read_int("CONVT3D_PW", {0, 1}, -1);
   s.pw_bn = read_int("CONVT3D_PW_BN", fwd::kPwBns, 0);
   s.pw_wdirect = read_int("CONVT3D_PW_WDIRECT", {0}, 1);

@@ -22,13 +22,19 @@ TYPES = {  # name -> (PTX shape suffix, PTX type, operand tail after the scale-d
 SS_TAIL = {"Bf16": "1, 1, %{ta}, %{tb}", "F16": "1, 1, %{ta}, %{tb}", "Tf32": "1, 1"}
 
 
-def wrapper(name, n):
-    k, ty, tail = TYPES[name]
+def acc_operands(n):
+    """The N / 2 accumulator registers of an m64nN wgmma: their count, their asm operand list
+    and their constraints."""
     nacc = n // 2
     dregs = ", ".join(f"%{i}" for i in range(nacc))
-    a0 = nacc
     outs = ",\n        ".join(f'"+f"(d[{j}][0]), "+f"(d[{j}][1]), "+f"(d[{j}][2]), "+f"(d[{j}][3])'
                              for j in range(n // 8))
+    return nacc, dregs, outs
+
+
+def wrapper(name, n):
+    k, ty, tail = TYPES[name]
+    a0, dregs, outs = acc_operands(n)
     return f"""
 __device__ __forceinline__ void wgmma_{name.lower()}_n{n}(float (&d)[{n // 8}][4],
                                                   const uint32_t (&a)[4], uint64_t desc_b) {{
@@ -43,10 +49,7 @@ __device__ __forceinline__ void wgmma_{name.lower()}_n{n}(float (&d)[{n // 8}][4
 
 def wrapper_ss(name, n):
     k, ty, _ = TYPES[name]
-    nacc = n // 2
-    dregs = ", ".join(f"%{i}" for i in range(nacc))
-    outs = ",\n        ".join(f'"+f"(d[{j}][0]), "+f"(d[{j}][1]), "+f"(d[{j}][2]), "+f"(d[{j}][3])'
-                             for j in range(n // 8))
+    nacc, dregs, outs = acc_operands(n)
     ta = name != "Tf32"
     tail = SS_TAIL[name].replace("{ta}", str(nacc + 2)).replace("{tb}", str(nacc + 3))
     ins = '"l"(desc_a), "l"(desc_b)' + (', "n"(TA), "n"(TB)' if ta else "")
@@ -66,10 +69,7 @@ def wrapper_ss(name, n):
 def wrapper_ss_scaled(n):
     """TF32, both operands by descriptor, with a run-time scale-d: 0 writes D = A x B without
     reading D (3xTF32 restarts a partial sum so, instead of zeroing its registers)."""
-    nacc = n // 2
-    dregs = ", ".join(f"%{i}" for i in range(nacc))
-    outs = ",\n        ".join(f'"+f"(d[{j}][0]), "+f"(d[{j}][1]), "+f"(d[{j}][2]), "+f"(d[{j}][3])'
-                             for j in range(n // 8))
+    nacc, dregs, outs = acc_operands(n)
     return f"""
 __device__ __forceinline__ void wgmma_ss_tf32_n{n}_sd(float (&d)[{n // 8}][4], uint64_t desc_a,
                                                      uint64_t desc_b, int scale_d) {{

@@ -236,9 +236,10 @@ def twg_run(spec, mode, kvec=True, y_ncdhw=False):
     """Mirror of plan_twg's choice (forward_cuda.cpp): (the run length NR with the fewest
     estimated cycles, whether the box streams through two buffers, the slices per CTA, the
     slice's bqh and bqw, the stacked blocks J, whether they are w taps), or None when no box
-    fits. With a NCDHW y (y_ncdhw) each output line costs TWG_NCDHW_LINE_COST more. Stacks are those of twg_stack_ok (depth planes), then those of twg_wstack_ok (w
-    taps) with more blocks than the most depth planes that fit (CONVT3D_TWG_STACK fixes J where
-    legal, CONVT3D_TWG_WSTACK=1/0 only w taps / only depth planes). It streams with more than
+    fits. With a NCDHW y (y_ncdhw) each output line costs TWG_NCDHW_LINE_COST more. Stacks
+    are those of twg_stack_ok (depth planes), then those of twg_wstack_ok (w taps) with more
+    blocks than the most depth planes that fit (CONVT3D_TWG_STACK fixes J where legal,
+    CONVT3D_TWG_WSTACK=1/0 only w taps / only depth planes). It streams with more than
     one channel chunk when the second buffer fits, with the channel-fast loader (kvec: TMA or
     cp.async) or in 3xTF32, not with the one-term modes' scalar loader; CONVT3D_BOX_STREAM=1
     streams any box that fits, =0 none.
@@ -265,9 +266,8 @@ def twg_run(spec, mode, kvec=True, y_ncdhw=False):
     split = 2 if x3 else 1
     runs = (TWG_X3_RUN,) if x3 else TWG_RUNS
     # y's channel stride is not 1: NCDHW with more than one output position
-    out = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
     line_cost = TWG_NCDHW_LINE_COST if y_ncdhw and math.prod(
-        sum(r[0] for r in a) for a in out) > 1 else 0
+        sum(r[0] for r in a) for a in axes) > 1 else 0
 
     def search(sl):
         cap = TWG_SMEM_CAP[4 if x3 else sl]

@@ -447,11 +447,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
           // a_small b_big + a_big b_small into acc_s, a_big b_big into part
           wgmma_ss<Mode::kTf32, BN>(acc_s[0], da + uint64_t(kASmall >> 4), db);
           wgmma_ss<Mode::kTf32, BN>(acc_s[0], da, db + uint64_t(C::kSmall >> 4));
-          if (ks == 0) {
-            wgmma_ss_scaled<BN>(part[0], da, db, 0);  // restarts part (folded every chunk)
-          } else {
-            wgmma_ss<Mode::kTf32, BN>(part[0], da, db);
-          }
+          wgmma_ss_scaled<BN>(part[0], da, db, ks);  // ks 0 restarts part (folded per chunk)
         } else {
           wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0, kBmn ? 1 : 0>(acc[0], da, db);
         }

@@ -237,8 +237,9 @@ constexpr int twg_taps_per_stage(int slices, bool long_stage = false) {
 // 3xTF32: the most K steps whose big products chain in the tensor core (its truncating
 // accumulation) before an IEEE fold into acc. Long stages (16 K steps, folded per stage) keep
 // suite cases 2 and 11 at 3.3e-7; shorter stages fold once that many could be exceeded, not
-// per stage: a fold (64 adds and 64 zeroings per thread) outnumbers the instructions that
-// issue a stage of 1-2 taps (suite cases 1, 3, 4 and 12 2-4 % faster, H100, 2026-11-26).
+// per stage: a fold (then 64 adds and 64 zeroings per thread; the zeroings are gone since
+// design doc v36) outnumbered the instructions that issue a stage of 1-2 taps (suite cases 1,
+// 3, 4 and 12 2-4 % faster, H100, 2026-11-26).
 constexpr int kTwgX3FoldK = 16;
 constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [64 rows][64 B], 64-byte swizzle
 // The weight stages and boxes start at a multiple of the 64-byte swizzle's period.

@@ -27,7 +27,8 @@
 // split where TF32 would round them (the repack keeps B in full fp32, so the packed weight is
 // no larger than TF32's: the issue's 5 % memory bound); a K step is three wgmmas,
 // a_small b_big + a_big b_small into acc_s and a_big b_big into part, which is added into acc
-// with IEEE adds after every chunk (the tensor core truncates as it accumulates).
+// with IEEE adds after every chunk (the tensor core truncates as it accumulates). Chunk kt + 1
+// is split while chunk kt's wgmmas run.
 // Every y element is written once, by one thread; no atomics.
 #pragma once
 
@@ -64,8 +65,9 @@ struct PwCfg {
   static constexpr int kTables = pw_tables_bytes(BN);  // one set of row and column tables
   // CTAs per SM the registers must allow: BN 64 (32 accumulators per thread) fits in 64
   // registers, so four (short K loops are latency-bound: more CTAs overlap more loads); BN 128
-  // (64 accumulators) two; BN 256 holds 128. 3xTF32 holds three sets (up to 255 registers).
-  static constexpr int kMinBlocks = X3 ? 1 : BN <= 64 ? 4 : BN <= 128 ? 2 : 1;
+  // (64 accumulators) two; BN 256 holds 128. 3xTF32 holds three sets (up to 255 registers);
+  // at BN 64 in 128, two CTAs per SM (its split pipeline otherwise took 152: ptxas -v).
+  static constexpr int kMinBlocks = X3 ? (BN <= 64 ? 2 : 1) : BN <= 64 ? 4 : BN <= 128 ? 2 : 1;
 };
 
 // TF32 operand staged as [32 K rows][ROWS] fp32 (a 128-byte K chunk of ROWS positions or
@@ -150,7 +152,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   const int kchunks = (a.cin_g + BK - 1) / BK;
   const int s_used = C::kPersist || kchunks >= S ? S : kchunks;
   const uint32_t s_ka = sa + s_used * C::kStage;                   // XT: A [BM][128 B]
-  const uint32_t s_kb = s_ka + (XT ? C::kSplit * BM * kPwBkBytes : 0);  // BT: B [BN][128 B]
+  const uint32_t s_kb =  // BT: B [BN][128 B]
+      s_ka + (XT ? pw_ka_buffers(C::kSplit) * C::kSplit * BM * kPwBkBytes : 0);
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int ncols = a.k[0] * a.k[1] * a.k[2] * a.cout_g;  // N of the GEMM
@@ -366,6 +369,9 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   constexpr int kBStage = BT ? 0 : C::kStage;  // BT: one K-major buffer
   // 3xTF32: A's small copy, in the stage (kSmall on) or after the K-major buffer (XT)
   constexpr int kASmall = XT ? BM * kPwBkBytes : C::kSmall;
+  // XT: K-major A buffers (3xTF32: two, chunk kt's in kt % 2) of kKaBytes each
+  constexpr int kKaBufs = XT ? pw_ka_buffers(C::kSplit) : 1;
+  constexpr int kKaBytes = C::kSplit * BM * kPwBkBytes;
 
   // ---- tiles: blockIdx.x, then (persistent) every gridDim.x-th. The chunk stream runs on
   // across tiles: its chunk u sits in stage u % S, and the loader runs S - 1 chunks ahead, so
@@ -377,84 +383,120 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   sources(tile, 0);
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) issue(s, s, true);
+  // Chunk kt's operands made ready for the wgmmas once its copies have landed: XT and BT
+  // transpose the staged operands into their K-major buffers (XT 3xTF32: buffer kt % 2, since
+  // chunk kt + 1 is prepared while chunk kt's wgmmas run), 3xTF32 splits, TF32 rounds A.
+  auto prepare = [&](int kt) {
+    const int st = (u + kt) % S;
+    if constexpr (XT || BT) {
+      // Every thread's copies of chunk kt are visible after the barrier; transpose the
+      // staged operands into their K-major buffers, rounded to TF32.
+      __syncthreads();
+      if constexpr (XT) {
+        pw_transpose_tf32<BM, NT, C::X3>(reinterpret_cast<const float*>(stages + st * C::kStage),
+                                         stages + (s_ka - sa) + (kt % kKaBufs) * kKaBytes);
+      }
+      if constexpr (BT) {
+        pw_transpose_tf32<BN, NT>(
+            reinterpret_cast<const float*>(stages + st * C::kStage + C::kStageA),
+            stages + (s_kb - sa));
+      }
+    }
+    if constexpr (C::X3) {
+      // Split this thread's own B chunks (the repack keeps full fp32) and, unless XT split
+      // them in the transpose, its A chunks: big in place, small kSmall bytes on.
+      auto split_row = [&](int off) {
+        uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStage + off);
+        uint4 big, small;
+        tf32_split4(*q, big, small);
+        *q = big;
+        *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(q) + C::kSmall) = small;
+      };
+      if constexpr (!XT) {
+#pragma unroll
+        for (int j = 0; j < C::PA; ++j) split_row((r_base + C::RS * j) * kPwBkBytes + swz);
+      }
+#pragma unroll
+      for (int j = 0; j < C::PB; ++j) {
+        split_row(C::kStageA + (r_base + C::RS * j) * kPwBkBytes + swz);
+      }
+    } else if constexpr (sizeof(T) == 4 && !XT) {
+      // Round this thread's own A chunks to TF32 (the tensor core would truncate them).
+#pragma unroll
+      for (int j = 0; j < C::PA; ++j) {
+        uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStage +
+                                            (r_base + C::RS * j) * kPwBkBytes + swz);
+        *q = tf32_round4(*q);
+      }
+    }
+  };
+  // Chunk kt's wgmmas, issued and committed, not waited for.
+  auto mma_chunk = [&](int kt) {
+    const int st = (u + kt) % S;
+    const uint64_t da_kt = da0 + uint64_t(((kt % kKaBufs) * kKaBytes) >> 4);
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < PL / 2; ++ks) {
+      const uint64_t da = da_kt + uint64_t((st * kAStage + ks * kAStep) >> 4);
+      const uint64_t db = db0 + uint64_t((st * kBStage + ks * kBStep) >> 4);
+      if constexpr (C::X3) {
+        // a_small b_big + a_big b_small into acc_s, a_big b_big into part
+        wgmma_ss<Mode::kTf32, BN>(acc_s[0], da + uint64_t(kASmall >> 4), db);
+        wgmma_ss<Mode::kTf32, BN>(acc_s[0], da, db + uint64_t(C::kSmall >> 4));
+        wgmma_ss_scaled<BN>(part[0], da, db, ks);  // ks 0 restarts part (folded per chunk)
+      } else {
+        wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0, kBmn ? 1 : 0>(acc[0], da, db);
+      }
+    }
+    wgmma_commit();
+  };
+
   while (true) {
     const int tn = tile + int(gridDim.x);
     const bool has_next = C::kPersist && tn < a.tiles;
     if (has_next) build_tables(tn, b ^ 1);  // published by the K loop's first barrier
     zero_acc(acc);
     zero_acc(acc_s);
-    for (int kt = 0; kt < kchunks; ++kt) {
-      cp_async_wait<S - 2>();  // chunk kt landed (this thread's copies)
-      const int st = (u + kt) % S;
-      if constexpr (XT || BT) {
-        // Every thread's copies of chunk kt are visible after the barrier; transpose the
-        // staged operands into their K-major buffers, rounded to TF32.
-        __syncthreads();
-        if constexpr (XT) {
-          pw_transpose_tf32<BM, NT, C::X3>(
-              reinterpret_cast<const float*>(stages + st * C::kStage), stages + (s_ka - sa));
+    if constexpr (C::X3) {
+      // 3xTF32 (one tile per CTA, two stages): chunk kt + 1 is split while chunk kt's wgmmas
+      // run; split after the wait, its shared-memory passes (each loaded byte read once and
+      // written twice) left the tensor core idle. The barrier after the wgmmas retire frees
+      // chunk kt's stage for chunk kt + 2, whose copies then run under chunk kt + 1's wgmmas.
+      cp_async_wait<0>();
+      prepare(0);
+      fence_proxy_async();
+      __syncthreads();
+      issue(1, 1 % S, true);
+      for (int kt = 0; kt < kchunks; ++kt) {
+        mma_chunk(kt);
+        if (kt + 1 < kchunks) {
+          cp_async_wait<0>();  // chunk kt + 1 landed (this thread's copies)
+          prepare(kt + 1);
         }
-        if constexpr (BT) {
-          pw_transpose_tf32<BN, NT>(
-              reinterpret_cast<const float*>(stages + st * C::kStage + C::kStageA),
-              stages + (s_kb - sa));
-        }
+        wgmma_wait<0>();
+        fold_partial(acc, part);
+        fence_proxy_async();  // the split's stores (generic proxy) -> wgmma reads (async proxy)
+        __syncthreads();      // chunk kt + 1 split by every thread; chunk kt retired
+        issue(kt + 2, (kt + 2) % S, true);
       }
-      if constexpr (C::X3) {
-        // Split this thread's own B chunks (the repack keeps full fp32) and, unless XT split
-        // them in the transpose, its A chunks: big in place, small kSmall bytes on.
-        auto split_row = [&](int off) {
-          uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStage + off);
-          uint4 big, small;
-          tf32_split4(*q, big, small);
-          *q = big;
-          *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(q) + C::kSmall) = small;
-        };
-        if constexpr (!XT) {
-#pragma unroll
-          for (int j = 0; j < C::PA; ++j) split_row((r_base + C::RS * j) * kPwBkBytes + swz);
-        }
-#pragma unroll
-        for (int j = 0; j < C::PB; ++j) {
-          split_row(C::kStageA + (r_base + C::RS * j) * kPwBkBytes + swz);
-        }
-      } else if constexpr (sizeof(T) == 4 && !XT) {
-        // Round this thread's own A chunks to TF32 (the tensor core would truncate them).
-#pragma unroll
-        for (int j = 0; j < C::PA; ++j) {
-          uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStage +
-                                              (r_base + C::RS * j) * kPwBkBytes + swz);
-          *q = tf32_round4(*q);
-        }
-      }
-      fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)
-      __syncthreads();      // also: every warpgroup retired chunk kt - 1, whose stage refills now
-      // The chunk S - 1 ahead: this tile's, else (persistent) the next tile's, whose sources
-      // replace this tile's once none of this tile's chunks is left to issue.
-      const int c = kt + S - 1;
-      if (c < kchunks) {
-        issue(c, (u + c) % S, true);
-      } else {
-        if (has_next && c == kchunks) sources(tn, b ^ 1);
-        issue(c - kchunks, (u + c) % S, has_next);
-      }
-      wgmma_fence();
-#pragma unroll
-      for (int ks = 0; ks < PL / 2; ++ks) {
-        const uint64_t da = da0 + uint64_t((st * kAStage + ks * kAStep) >> 4);
-        const uint64_t db = db0 + uint64_t((st * kBStage + ks * kBStep) >> 4);
-        if constexpr (C::X3) {
-          // a_small b_big + a_big b_small into acc_s, a_big b_big into part
-          wgmma_ss<Mode::kTf32, BN>(acc_s[0], da + uint64_t(kASmall >> 4), db);
-          wgmma_ss<Mode::kTf32, BN>(acc_s[0], da, db + uint64_t(C::kSmall >> 4));
-          wgmma_ss_scaled<BN>(part[0], da, db, ks);  // ks 0 restarts part (folded per chunk)
+    } else {
+      for (int kt = 0; kt < kchunks; ++kt) {
+        cp_async_wait<S - 2>();  // chunk kt landed (this thread's copies)
+        prepare(kt);
+        fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)
+        __syncthreads();  // also: every warpgroup retired chunk kt - 1, whose stage refills now
+        // The chunk S - 1 ahead: this tile's, else (persistent) the next tile's, whose sources
+        // replace this tile's once none of this tile's chunks is left to issue.
+        const int c = kt + S - 1;
+        if (c < kchunks) {
+          issue(c, (u + c) % S, true);
         } else {
-          wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0, kBmn ? 1 : 0>(acc[0], da, db);
+          if (has_next && c == kchunks) sources(tn, b ^ 1);
+          issue(c - kchunks, (u + c) % S, has_next);
         }
+        mma_chunk(kt);
+        wgmma_wait<0>();
       }
-      wgmma_commit();
-      wgmma_wait<0>();
-      if constexpr (C::X3) fold_partial(acc, part);
     }
     if constexpr (!C::kPersist) cp_async_wait<0>();  // the tile overwrites every stage
     wgmma_fence_acc(acc);

@@ -226,7 +226,8 @@ constexpr int kTwgSlices = 4;       // warpgroups per CTA = box depth in outputs
 // 3xTF32 retires every stage (wgmma_wait<0>), so two stages give it the same and free a stage
 // (32 KB) for the box.
 constexpr int twg_stages(int split) { return split == 2 ? 2 : 3; }
-// mbarriers in the head: two for the box buffers, a full and an empty one per weight stage.
+// mbarriers in the head: two for the box buffers, a full and an empty one per weight stage
+// (3xTF32's two stages leave room for its two turn mbarriers, twg_kernel.cuh).
 constexpr int kTwgBars = 2 + 2 * twg_stages(1);
 // 8 with four slices; long_stage (3xTF32 only, a.twg_long) twice that: 3xTF32 retires each
 // stage's wgmmas and adds its partial sums (wgmma_wait<0>) before the next, so a stage of twice
@@ -310,6 +311,9 @@ constexpr int pw_stages(int elem_bytes, int split, bool lean = false) {
          : lean                    ? kPwStagesLean
                                    : kPwStages;
 }
+// K-major A buffers with NCDHW x (TF32's transposed A): 3xTF32 transposes and splits chunk
+// kt + 1 while chunk kt's wgmmas read theirs, so it keeps two.
+constexpr int pw_ka_buffers(int split) { return split == 2 ? 2 : 1; }
 // 3xTF32 holds three accumulator sets of BN / 2 registers per thread: BN <= kPwX3MaxBn.
 constexpr int kPwX3MaxBn = 128;
 
@@ -345,13 +349,13 @@ constexpr int pw_tables_bytes(int bn) { return 32 * kPwBm + 16 * bn; }
 // included) the stages. Without persistence the epilogue tile reuses every stage, and a layer
 // whose K is fewer 128-byte chunks than kPwStages only touches that many stages (the loader
 // issues none past K), so the host asks for `stages` = min(kPwStages, chunks): more CTAs per SM
-// fit. TF32 with NCDHW x (`transposed`) adds one K-major A buffer after the stages (3xTF32:
-// its big and small copies), TF32 with B read from w (`b_transposed`) one K-major B buffer
-// after that.
+// fit. TF32 with NCDHW x (`transposed`) adds a K-major A buffer after the stages (3xTF32: two,
+// pw_ka_buffers, of its big and small copies), TF32 with B read from w (`b_transposed`) one
+// K-major B buffer after that.
 constexpr int pw_smem_bytes(int bn, int stages, bool transposed, int elem_bytes,
                             bool b_transposed = false, int split = 1) {
   const int main = stages * pw_stage_bytes(bn, elem_bytes, split) +
-                   (transposed ? split * kPwBm * kPwBkBytes : 0) +
+                   (transposed ? pw_ka_buffers(split) * split * kPwBm * kPwBkBytes : 0) +
                    (b_transposed ? bn * kPwBkBytes : 0);
   const int tile = pw_tile_bytes(bn, elem_bytes);
   return 2 * pw_tables_bytes(bn) + 1024 + (main > tile ? main : tile);

@@ -8,7 +8,8 @@
 // truncates as it accumulates, so part is added into acc with IEEE adds at least every
 // kTwgX3FoldK K steps (after a stage, when the next could pass them) rather than chained over
 // all of K (the halo kernel's two-level sum, tile_common.cuh); acc_s, some 2^-11 of the result,
-// may chain.
+// may chain. Its two warpgroups take turns to issue their stages (turn mbarriers), so that one
+// retires, folds and issues while the other's wgmmas run.
 //
 // Within one stride phase every tap is a stride-1 shift of a halo box of x (halo_kernel.cuh).
 // This kernel computes D[co][pos] = sum over taps and channels of W_t[co][ci] * box[pos + t][ci]
@@ -116,13 +117,14 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // the K loop hold no registers for them: the TMA box loads', one per box buffer (a.box_tma),
   // then each weight stage's full (its copies landed) and empty (every warp is done with it).
   const uint32_t box_bar = smem_addr(smem), full_bar = box_bar + 16, empty_bar = full_bar + 8 * S;
+  const uint32_t turn_bar = empty_bar + 8 * S;  // 3xTF32: the warpgroups' turns (K loop)
   // Then the y offset of each output row (<= SL JD NR rows), then the tap table: unstacked, the
   // packed weight row of each tap (group offset included); stacked, the weight map coordinates
   // (c2, c3) of each shift's box, in entries J t and J t + 1 (box offsets are walked
   // arithmetically: next_tap below).
   int64_t* yrow = reinterpret_cast<int64_t*>(smem + 8 * kTwgBars);
   int* tap_w = reinterpret_cast<int*>(yrow + SL * JD * NR);
-  static_assert(2 + 2 * S <= kTwgBars, "twg: mbarriers in the head");
+  static_assert(2 + 2 * S + (C::X3 ? 2 : 0) <= kTwgBars, "twg: mbarriers in the head");
   // Weight stages and boxes at the next kTwgAlign boundary (the swizzle's period).
   const uint32_t s0 = smem_addr(smem);
   const uint32_t sw0 = s0 + uint32_t(twg_head_bytes(NR, a.tap_cap, SL, JD));
@@ -211,6 +213,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     return xn + int64_t(id) * a.xs[2] + int64_t(ih) * a.xs[3] + int64_t(iw) * a.xs[4] +
            int64_t(ci) * a.xs[1];
   };
+  // 3xTF32 with the scalar loader and a streamed box: each warp announces its part of a box on
+  // the buffer's mbarrier, so a chunk starts without a CTA barrier, which would stop the
+  // warpgroup whose turn comes first until the other has retired its last stage (turns, below).
+  const bool box_mbar = C::X3 && !KVEC && a.box_bufs > 1;
   auto load_box = [&](int ci0, int buf) {
     unsigned char* const bbox = sbox + buf * box_bytes;
     const uint32_t box_addr = smem_addr(bbox);
@@ -290,6 +296,11 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
           }
         }
       }
+      if (box_mbar) {  // this warp's stores, from the generic to the async proxy
+        fence_proxy_async();
+        __syncwarp();
+        mbar_arrive(box_bar + 8 * buf, lane == 0);
+      }
     }
   };
 
@@ -330,14 +341,18 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     yrow[r] = off;
   }
   if (tid == 0) {
-    if (KVEC && a.box_tma) {
-      mbar_init(box_bar, 1);
-      mbar_init(box_bar + 8, 1);
+    if ((KVEC && a.box_tma) || box_mbar) {
+      mbar_init(box_bar, KVEC ? 1 : NT / 32);  // a TMA box's thread, or each warp
+      mbar_init(box_bar + 8, KVEC ? 1 : NT / 32);
     }
 #pragma unroll
     for (int b = 0; b < S; ++b) {
       mbar_init(full_bar + 8 * b, 1);
       mbar_init(empty_bar + 8 * b, NT / 32);  // one arrival per warp
+    }
+    if constexpr (C::X3) {
+      mbar_init(turn_bar, NT / 64);  // the other warpgroup's warps
+      mbar_init(turn_bar + 8, NT / 64);
     }
   }
   for (int t = tid; t < taps; t += NT) {
@@ -462,11 +477,35 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       }
     };
     const bool producer = __shfl_sync(0xffffffffu, warp, 0) == 0;  // uniform to the compiler
+    // Warp 0 refills the buffer of stage r = st - 1 - kLag (released at the end of stage st - 1)
+    // with stage r + S. After the barrier of a chunk's first stage, not before it: its copies
+    // issued ahead of that barrier kept every other warp waiting there (suite case 11, one
+    // stage per chunk, 3xTF32: +5 %, H100).
+    auto refill = [&](int st, int c, int sub) {
+      const int r = st - 1 - C::kLag;
+      static_assert(S - 1 - C::kLag == 1, "twg: the producer runs one stage ahead");
+      if (producer && r >= 0 && r + S < nst) {
+        step(c, sub);  // stage st + 1 = r + S
+        produce(r + S, c, sub);
+      }
+    };
     if (producer) {
       int c = 0, sub = 0;
       for (int s = 0; s < S && s < nst; ++s, step(c, sub)) produce(s, c, sub);  // all free
     }
     load_box(0, 0);
+    // 3xTF32 retires every stage (wgmma_wait<0>), so two warpgroups issuing side by side would
+    // drain the tensor pipe together and both leave it idle while they fold, release and issue
+    // again. They take turns instead: a warpgroup issues its stage st once the other has issued
+    // its own stage st - 1 (warpgroup 0) or st (warpgroup 1), so its wgmmas queue behind the
+    // other's, and it retires, folds and issues again while those run. Each warp's lane 0
+    // arrives on the other warpgroup's turn mbarrier (turn_bar, one per warpgroup: its phase st
+    // is the go for stage st); warpgroup 1 lets warpgroup 0 go first.
+    constexpr bool kTurns = C::X3;
+    static_assert(!kTurns || SL == 2, "twg: turns of two warpgroups");
+    if constexpr (kTurns) {
+      if (slice == 1) mbar_arrive(turn_bar, lane == 0);
+    }
     int c = 0, sub = 0;  // stage st's chunk and sub-stage
     for (int st = 0; st < nst; ++st) {
       const int buf = stream ? c & 1 : 0;
@@ -483,27 +522,25 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
             load_box(c * BK, 0);
           }
         }
-        cp_async_wait<0>();
-        if (KVEC && a.box_tma) {
+        if (box_mbar) {
           mbar_wait(box_bar + 8 * buf, (bar_phase >> buf) & 1u);
           bar_phase ^= 1u << buf;
+        } else {
+          cp_async_wait<0>();
+          if (KVEC && a.box_tma) {
+            mbar_wait(box_bar + 8 * buf, (bar_phase >> buf) & 1u);
+            bar_phase ^= 1u << buf;
+          }
+          round_box(buf);
+          fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async)
+          __syncthreads();
         }
-        round_box(buf);
-        fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)
-        __syncthreads();
       }
       {
-        // Warp 0 refills the buffer of stage r = st - 1 - kLag (released at the end of stage
-        // st - 1) with stage r + S. After the barrier of a chunk's first stage, not before it:
-        // its copies issued ahead of that barrier kept every other warp waiting there (suite
-        // case 11, one stage per chunk, 3xTF32: +5 %, H100).
-        const int r = st - 1 - C::kLag;
-        static_assert(S - 1 - C::kLag == 1, "twg: the producer runs one stage ahead");
-        if (producer && r >= 0 && r + S < nst) {
-          int nc = c, nsub = sub;  // stage st + 1 = r + S
-          step(nc, nsub);
-          produce(r + S, nc, nsub);
-        }
+        // With turns, after this stage's wgmmas are issued (below): warpgroup 1 releases stage
+        // st - 1 only once its wgmmas, queued behind warpgroup 0's, have run.
+        if (!kTurns) refill(st, c, sub);
+        if constexpr (kTurns) mbar_wait(turn_bar + 8 * slice, uint32_t(st) & 1u);  // its turn
         mbar_wait(full_bar + 8 * (st % S), uint32_t(st / S) & 1u);
       }
       // K steps of 32 bytes: both, or only the first when the rest of the chunk is padding.
@@ -554,10 +591,21 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
         }
       }
       wgmma_commit();
+      if constexpr (kTurns) {
+        mbar_arrive(turn_bar + 8 * (1 - slice), lane == 0);  // the other warpgroup's turn
+        refill(st, c, sub);
+      }
       // The next chunk's box goes to the other buffer while these wgmmas run (its own commit
       // group with cp.async; plain loads and stores otherwise, under the fence of the next
-      // chunk's first stage).
-      if (stream && sub == 0 && c + 1 < kchunks) load_box((c + 1) * BK, buf ^ 1);
+      // chunk's first stage, or with box_mbar their own).
+      if (stream && sub == 0 && c + 1 < kchunks) {
+        // box_mbar: with no CTA barrier at the chunk's start, chunk c - 1's wgmmas (they read
+        // buffer buf ^ 1) are known retired by every warp from the release of its last stage.
+        if (box_mbar && c > 0) {
+          mbar_wait_warp(empty_bar + 8 * ((st - 1) % S), uint32_t((st - 1) / S) & 1u);
+        }
+        load_box((c + 1) * BK, buf ^ 1);
+      }
       if constexpr (C::X3) {
         // The big products into acc with IEEE adds once another full stage could take part
         // past kTwgX3FoldK K steps; the next stage restarts part (its wgmma_fence orders these

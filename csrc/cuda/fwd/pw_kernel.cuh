@@ -114,9 +114,10 @@ struct alignas(16) PwRow {
 // XMN (a.x_mn): x's positions are contiguous per channel (NCDHW), so A arrives as 16-byte runs
 // of positions. 16-bit: stored M-major ([warpgroup][K row][64 positions], 128-byte swizzle)
 // and read transposed by the wgmma. TF32 (whose wgmma reads K-major operands only): staged
-// as [K row][BM positions], then transposed (and rounded) into one K-major buffer. Its columns
-// run (co, td, th, tw), so the k_w adjacent NCDHW outputs of a (row, co, td, th) are adjacent
-// columns, and a contiguous w holds each K row's columns in that order.
+// as [K row][BM positions], then transposed (and rounded) into a K-major buffer (3xTF32: two,
+// chunk kt's in kt % 2). Its columns run (co, td, th, tw), so the k_w adjacent NCDHW outputs
+// of a (row, co, td, th) are adjacent columns, and a contiguous w holds each K row's columns
+// in that order.
 // WD (a.w_direct): w itself is B, N-major: K row ci of group g starts at w + (g cin_g + ci) ws0
 // and holds the ncols columns contiguously, in the kernel's column order (host: channels_last
 // w without XMN, contiguous w with it); the weight repack (a launch and a buffer per call) is
@@ -145,7 +146,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   auto s_bias = [&](int b) { return reinterpret_cast<float*>(s_tap(b) + BN); };
   // Stages at the next 1024-byte boundary (the swizzle pattern's period), each A [BM][128 B]
   // then B [BN][128 B]; K chunks: without persistence only min(S, kchunks) stages are used and
-  // allocated (pw_smem_bytes), then (XT) the K-major A buffer.
+  // allocated (pw_smem_bytes), then (XT) the K-major A buffers (pw_ka_buffers).
   const uint32_t s0 = smem_addr(smem);
   unsigned char* stages = smem + (((s0 + 2 * C::kTables + 1023) & ~1023u) - s0);
   const uint32_t sa = smem_addr(stages);
@@ -359,7 +360,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   const uint64_t da0 = wgmma_desc_sw128(
       (XT ? s_ka : sa) + wg * (XMN && !XT ? BK : 64) * kPwBkBytes, 8 * kPwBkBytes);
   constexpr int kAStep = XMN && !XT ? 16 * kPwBkBytes : 32;
-  constexpr int kAStage = XT ? 0 : C::kStage;  // XT: one K-major buffer
+  constexpr int kAStage = XT ? 0 : C::kStage;  // XT: K-major buffers (kKaBufs, below)
   // N-major B (16-bit WD): BK K rows per 64-column block, so the next block is BK rows on.
   // BT: the K-major buffer.
   constexpr bool kBmn = WD && !BT;
@@ -458,6 +459,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     zero_acc(acc);
     zero_acc(acc_s);
     if constexpr (C::X3) {
+      static_assert(!C::kPersist && !BT && S == 2, "pw 3xTF32: one tile, two stages, B split");
       // 3xTF32 (one tile per CTA, two stages): chunk kt + 1 is split while chunk kt's wgmmas
       // run; split after the wait, its shared-memory passes (each loaded byte read once and
       // written twice) left the tensor core idle. The barrier after the wgmmas retire frees

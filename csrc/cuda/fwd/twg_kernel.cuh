@@ -351,8 +351,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       mbar_init(empty_bar + 8 * b, NT / 32);  // one arrival per warp
     }
     if constexpr (C::X3) {
-      mbar_init(turn_bar, NT / 64);  // the other warpgroup's warps
-      mbar_init(turn_bar + 8, NT / 64);
+      mbar_init(turn_bar, 128 / 32);  // the other warpgroup's warps
+      mbar_init(turn_bar + 8, 128 / 32);
     }
   }
   for (int t = tid; t < taps; t += NT) {
@@ -406,9 +406,9 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   if (taps > 0) {
     // Stages st = (chunk c, taps sub * TB ..), stage st in weight buffer st % S. Each warp, once
     // it has retired stage r's wgmmas (r = st - kLag at the end of stage st), arrives on r's
-    // empty barrier; warp 0, at the start of stage st + 1, waits for all warps' arrivals and
-    // loads stage r + S into that buffer, so the copies run up to S - 1 - kLag stages ahead of
-    // the stage being issued. Every warp arrives for stage r before it can reach a later
+    // empty barrier; warp 0, at the start of stage st + 1 (3xTF32: once it has issued that
+    // stage, turns below), waits for all warps' arrivals and loads stage r + S into that
+    // buffer, so the copies run up to S - 1 - kLag stages ahead of the stage being issued. Every warp arrives for stage r before it can reach a later
     // barrier, so the waits cannot deadlock with the CTA barrier at each chunk's first stage.
     const int spc = (taps + TB - 1) / TB;
     const int nst = kchunks * spc;
@@ -419,7 +419,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     // which cost an R2UR and moves per wgmma.
     const uint32_t slice_pos = uint32_t(__shfl_sync(0xffffffffu, slice, 0) * JD * HH * HW);
     int jw = 0, jh = 0, tap_pos = pos_first;
-    uint32_t bar_phase = 0;  // bit b: parity of box buffer b's next TMA load
+    uint32_t bar_phase = 0;  // bit b: parity of box buffer b's next load (TMA, or box_mbar)
     int kpart = 0;           // 3xTF32: K steps in part since its last fold
     auto next_tap = [&]() {  // selects, no branches: a branch would fence the wgmmas
       const bool wrap_w = ++jw == nws;
@@ -515,7 +515,8 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
         tap_pos = pos_first;
         if (c > 0) {
           // Streamed: the last stage's wgmmas read the buffer that chunk c + 1 takes after the
-          // barrier. Reloaded: every wgmma must be done with the one buffer.
+          // barrier (box_mbar: after the wait before its load_box). Reloaded: every wgmma must
+          // be done with the one buffer.
           wgmma_wait<0>();
           if (!stream) {
             __syncthreads();

@@ -408,8 +408,9 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     // it has retired stage r's wgmmas (r = st - kLag at the end of stage st), arrives on r's
     // empty barrier; warp 0, at the start of stage st + 1 (3xTF32: once it has issued that
     // stage, turns below), waits for all warps' arrivals and loads stage r + S into that
-    // buffer, so the copies run up to S - 1 - kLag stages ahead of the stage being issued. Every warp arrives for stage r before it can reach a later
-    // barrier, so the waits cannot deadlock with the CTA barrier at each chunk's first stage.
+    // buffer, so the copies run up to S - 1 - kLag stages ahead of the stage being issued.
+    // Every warp arrives for stage r before it can reach a later barrier, so the waits cannot
+    // deadlock with the CTA barrier at each chunk's first stage.
     const int spc = (taps + TB - 1) / TB;
     const int nst = kchunks * spc;
     const bool stream = a.box_bufs > 1;
@@ -523,15 +524,12 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
             load_box(c * BK, 0);
           }
         }
-        if (box_mbar) {
+        if (!box_mbar) cp_async_wait<0>();
+        if ((KVEC && a.box_tma) || box_mbar) {  // the buffer's mbarrier
           mbar_wait(box_bar + 8 * buf, (bar_phase >> buf) & 1u);
           bar_phase ^= 1u << buf;
-        } else {
-          cp_async_wait<0>();
-          if (KVEC && a.box_tma) {
-            mbar_wait(box_bar + 8 * buf, (bar_phase >> buf) & 1u);
-            bar_phase ^= 1u << buf;
-          }
+        }
+        if (!box_mbar) {
           round_box(buf);
           fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async)
           __syncthreads();
@@ -540,7 +538,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       {
         // With turns, after this stage's wgmmas are issued (below): warpgroup 1 releases stage
         // st - 1 only once its wgmmas, queued behind warpgroup 0's, have run.
-        if (!kTurns) refill(st, c, sub);
+        if constexpr (!kTurns) refill(st, c, sub);
         if constexpr (kTurns) mbar_wait(turn_bar + 8 * slice, uint32_t(st) & 1u);  // its turn
         mbar_wait(full_bar + 8 * (st % S), uint32_t(st / S) & 1u);
       }

@@ -25,34 +25,44 @@ def main():
     ap.add_argument("--kernels", action="store_true",
                     help="also print each CUDA kernel's device time (torch.profiler)")
     args = ap.parse_args()
-    torch.backends.cudnn.allow_tf32 = args.precision == "tf32"
-    c = get_cases([args.case])[0]
-    g = torch.Generator(device="cuda").manual_seed(0)
-    dt = DTYPES[args.precision]
-    x = torch.randn(c.input_shape, device="cuda", dtype=dt, generator=g)
-    w = torch.randn(c.weight_shape, device="cuda", dtype=dt, generator=g)
-    b = torch.randn(c.Cout, device="cuda", dtype=dt, generator=g) if c.bias else None
-    if args.layout == "ndhwc":  # x and w channels_last, as the bench has them
-        x = x.contiguous(memory_format=torch.channels_last_3d)
-        w = w.contiguous(memory_format=torch.channels_last_3d)
-    a = c.conv_args()
-    op = torch.ops.convt3d.conv_transpose3d
-    args_ = (x, w, b, list(a["stride"]), list(a["padding"]), list(a["output_padding"]),
-             list(a["dilation"]), a["groups"])
-    path = torch.ops.convt3d._forward_path(x, w, list(a["stride"]), list(a["padding"]),
-                                           list(a["output_padding"]), list(a["dilation"]), a["groups"])
+    c, path, call = case_call(args.case, args.precision, args.layout)
     times = []
     for _ in range(args.iters):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
-        op(*args_)
+        call()
         e.record()
         torch.cuda.synchronize()
         times.append(s.elapsed_time(e))
     times.sort()
     print(f"case {c.id} {args.precision} {args.layout} path={path} median {times[len(times) // 2]:.4f} ms")
     if args.kernels:
-        print_kernel_times(lambda: op(*args_), args.iters)
+        print_kernel_times(call, args.iters)
+
+
+def case_call(case, precision, layout):
+    """Suite case `case` as the bench has it: (case, forward path, a call of our forward on fixed
+    random inputs). Sets the TF32 flag for `precision`."""
+    torch.backends.cudnn.allow_tf32 = precision == "tf32"
+    c = get_cases([case])[0]
+    g = torch.Generator(device="cuda").manual_seed(0)
+    dt = DTYPES[precision]
+    x = torch.randn(c.input_shape, device="cuda", dtype=dt, generator=g)
+    w = torch.randn(c.weight_shape, device="cuda", dtype=dt, generator=g)
+    b = torch.randn(c.Cout, device="cuda", dtype=dt, generator=g) if c.bias else None
+    if layout == "ndhwc":  # x and w channels_last, as the bench has them
+        x = x.contiguous(memory_format=torch.channels_last_3d)
+        w = w.contiguous(memory_format=torch.channels_last_3d)
+    a = c.conv_args()
+    geo = (list(a["stride"]), list(a["padding"]), list(a["output_padding"]), list(a["dilation"]),
+           a["groups"])
+    path = torch.ops.convt3d._forward_path(x, w, *geo)
+
+    def call():
+        torch.backends.cudnn.allow_tf32 = precision == "tf32"  # callers may mix precisions
+        return torch.ops.convt3d.conv_transpose3d(x, w, b, *geo)
+
+    return c, path, call
 
 
 def print_kernel_times(fn, iters):

@@ -439,7 +439,7 @@ def pw_smem(bn, stages, transposed, b_transposed):
     tile = max(PW_BM * (bn * 4 + 32), bn * (PW_BM + 4) * 4)
     main = (stages * (PW_BM + bn) * PW_BK_BYTES + (PW_BM * PW_BK_BYTES if transposed else 0)
             + (bn * PW_BK_BYTES if b_transposed else 0))
-    return 2 * (32 * PW_BM + 16 * bn) + 1024 + max(main, tile)
+    return 2 * (32 * PW_BM + 16 * bn + 4 * PW_BM) + 1024 + max(main, tile)
 
 
 def pw_lean(spec, mode, bn, mn, wd, dense=False):

@@ -70,6 +70,13 @@ struct PwCfg {
   static constexpr int kMinBlocks = X3 ? (BN <= 64 ? 2 : 1) : BN <= 64 ? 4 : BN <= 128 ? 2 : 1;
 };
 
+// The launch bound: 3xTF32 with NCDHW x fits one CTA per SM by shared memory (its K-major A
+// buffers) at any BN, so it is not held to kMinBlocks' registers (BN 64 spilled at 128).
+template <typename C>
+constexpr int pw_min_blocks(bool xmn) {
+  return xmn && C::X3 ? 1 : C::kMinBlocks;
+}
+
 // TF32 operand staged as [32 K rows][ROWS] fp32 (a 128-byte K chunk of ROWS positions or
 // columns) -> K-major [ROWS][128 B] in the 128-byte swizzle, rounded to TF32 (the tensor core
 // would truncate; the weight repack rounds the same way). Chunk (row r, 16-byte chunk c) = K
@@ -110,6 +117,14 @@ struct alignas(16) PwRow {
   int64_t x, y;
   int o0[3], inside;
 };
+// XMN: rows 4 q .. 4 q + 3 (a quad): row 4 q's x offset (-1 past M), where the loader's 16-byte
+// runs of positions start, and its y offset if the quad's rows are adjacent w of one input line
+// and all inside y (k_w = s_w = 2; else -1), where the epilogue's 16-byte stores start. A warp
+// reads 32 quads, 16 bytes apart here, where it had read 32 rows 128 bytes apart, all on one
+// bank (H100 A/B with the fp32 store split below: suite case 10 bf16 NCDHW 0.219 -> 0.144 ms).
+struct alignas(16) PwQuad {
+  int64_t x, y;
+};
 
 // XMN (a.x_mn): x's positions are contiguous per channel (NCDHW), so A arrives as 16-byte runs
 // of positions. 16-bit: stored M-major ([warpgroup][K row][64 positions], 128-byte swizzle)
@@ -126,7 +141,7 @@ struct alignas(16) PwRow {
 // already has the barrier the transpose needs): staged as [K row][BN] and transposed (and
 // rounded, as the repack would) into one K-major buffer, like XT's A.
 template <Mode MODE, int BN, bool XMN, bool WD, bool LEAN>
-__global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBlocks)
+__global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, pw_min_blocks<PwCfg<MODE, BN>>(XMN))
     pw_fwd_kernel(const __grid_constant__ FwdArgs a) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();
@@ -138,12 +153,13 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   constexpr int BM = C::BM, NT = C::NT, S = C::S, BK = C::BK, PL = C::PL;
 
   extern __shared__ __align__(128) unsigned char smem[];
-  // Two sets of tables, [row][BM] [yc][BN] [tap][BN] [bias][BN] each: a persistent CTA builds its
-  // next tile's set while this tile's epilogue still reads its own.
+  // Two sets of tables, [row][BM] [yc][BN] [tap][BN] [bias][BN] [quad][BM / 4] each: a
+  // persistent CTA builds its next tile's set while this tile's epilogue still reads its own.
   auto s_row = [&](int b) { return reinterpret_cast<PwRow*>(smem + b * C::kTables); };
   auto s_yc = [&](int b) { return reinterpret_cast<int64_t*>(s_row(b) + BM); };
   auto s_tap = [&](int b) { return reinterpret_cast<int*>(s_yc(b) + BN); };
   auto s_bias = [&](int b) { return reinterpret_cast<float*>(s_tap(b) + BN); };
+  auto s_quad = [&](int b) { return reinterpret_cast<PwQuad*>(s_bias(b) + BN); };
   // Stages at the next 1024-byte boundary (the swizzle pattern's period), each A [BM][128 B]
   // then B [BN][128 B]; K chunks: without persistence only min(S, kchunks) stages are used and
   // allocated (pw_smem_bytes), then (XT) the K-major A buffers (pw_ka_buffers).
@@ -192,6 +208,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       const int D = a.ax[0].in, H = a.ax[1].in, W = a.ax[2].in;
       const int64_t m = tl.m0 + tid;
       PwRow r;
+      bool quad = false;
       if (m < int64_t(a.n) * D * H * W) {
         int i3[3], n;
         if (m < 0x7fffffffLL) {  // FastDiv with the host's magic numbers (set_pw_divs)
@@ -218,6 +235,9 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
           r.inside &= int(r.o0[ax] >= 0 && r.o0[ax] + a.k[ax] <= a.out[ax]);
           r.y += int64_t(r.o0[ax]) * a.ys[2 + ax];
         }
+        // A quad: rows m + 1 .. m + 3 share this line (and its d, h); w outputs only grow.
+        quad = r.inside && a.k[2] == 2 && a.ax[2].stride == 2 && i3[2] + 3 < W &&
+               r.o0[2] + 3 * a.ax[2].stride + a.k[2] <= a.out[2];
       } else {
         r.x = -1;
         r.y = 0;
@@ -225,6 +245,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
         r.inside = 0;
       }
       s_row(b)[tid] = r;
+      if (XMN && tid % 4 == 0) s_quad(b)[tid / 4] = PwQuad{r.x, quad ? r.y : -1};
     }
     for (int c = tid; c < BN; c += NT) {
       const int col = tl.n0 + c;
@@ -270,7 +291,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
 #pragma unroll
     for (int j = 0; j < C::PA; ++j) {
       if constexpr (XMN) {
-        const int64_t xo = s_row(b)[pc * C::KRUN].x;
+        const int64_t xo = s_quad(b)[pc * C::KRUN / 4].x;
         a_src[j] = xo >= 0 ? x + xo : nullptr;  // one position chunk for every K row
       } else {
         const int64_t xo = s_row(b)[r_base + C::RS * j].x;
@@ -566,19 +587,20 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       };
       if (a.k[2] == 2) {
         // Item (quad of rows 4 q .., column pair tw = 0, 1 of one (co, td, th); BN is even): 8
-        // outputs. When the 4 rows are adjacent w of one input line, all inside y, ys[4] = 1
-        // and the address 16-byte aligned, they are one 16-byte store (two in fp32). The
-        // thread's quad is the same for all its items (NT is a multiple of BM / 4), so its rows
-        // are checked once.
-        const int q = tid % (BM / 4);
-        bool quad = a.ys[4] == 1;
-        const int64_t y0 = rows[4 * q].y;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const PwRow& row = rows[4 * q + e];
-          quad &= row.x >= 0 && row.inside != 0 && row.y == y0 + 2 * e;
-        }
-        for (int cp = tid / (BM / 4); cp < BN / 2; cp += NT / (BM / 4)) {
+        // outputs. When the quad's rows are adjacent w of one input line, all inside y
+        // (PwQuad), ys[4] = 1 and the address 16-byte aligned, they leave by 16-byte stores:
+        // one in 16-bit; in fp32 two threads take a quad, one store each, so that each store
+        // of a warp covers whole 32-byte sectors (a thread's two stores had put half of every
+        // sector in each: ncu on suite case 9 strict NCDHW). A thread's quad is the same for
+        // all its items (NT is a multiple of kQt).
+        constexpr int kH = sizeof(T) == 2 ? 1 : 2;  // threads per quad
+        constexpr int kQt = kH * BM / 4;             // threads per column pair
+        static_assert(NT % kQt == 0, "pw: a thread keeps its quad");
+        const int q = (tid % kQt) / kH, h = tid % kH;
+        const int64_t qy = s_quad(b)[q].y;
+        const bool quad = a.ys[4] == 1 && qy >= 0;
+        const int64_t y0 = quad ? qy : 0;
+        for (int cp = tid / kQt; cp < BN / 2; cp += NT / kQt) {
           const int c = 2 * cp;
           T* dst = y + (y0 + ycol[c]);
           if (quad && taps[c] >= 0 && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
@@ -592,15 +614,15 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
               v.z = __byte_perm(lo.y, hi.y, 0x5410);
               v.w = __byte_perm(lo.y, hi.y, 0x7632);
               *reinterpret_cast<uint4*>(dst) = v;
-            } else {
-              const uint4 lo = *reinterpret_cast<const uint4*>(t + c * kColE + 4 * q);
-              const uint4 hi = *reinterpret_cast<const uint4*>(t + (c + 1) * kColE + 4 * q);
-              reinterpret_cast<uint4*>(dst)[0] = make_uint4(lo.x, hi.x, lo.y, hi.y);
-              reinterpret_cast<uint4*>(dst)[1] = make_uint4(lo.z, hi.z, lo.w, hi.w);
+            } else {  // rows 2 h, 2 h + 1: w outputs 4 h .. 4 h + 3
+              const uint2 lo = *reinterpret_cast<const uint2*>(t + c * kColE + 4 * q + 2 * h);
+              const uint2 hi =
+                  *reinterpret_cast<const uint2*>(t + (c + 1) * kColE + 4 * q + 2 * h);
+              *reinterpret_cast<uint4*>(dst + 4 * h) = make_uint4(lo.x, hi.x, lo.y, hi.y);
             }
           } else {
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
+            for (int e = (4 / kH) * h; e < (4 / kH) * (h + 1); ++e) {
               put(4 * q + e, c);
               put(4 * q + e, c + 1);
             }
@@ -614,13 +636,18 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       // Channels_last, aligned, Cout/g a multiple of V (host): a vector never straddles taps.
       // Consecutive threads take consecutive vectors of a row; a row's taps (tap-major) are
       // adjacent output positions along w, so a warp writes whole lines.
+      // A thread's vector column is the same in every row (NT is a multiple of BN / V): its tap
+      // and y offset are read once (per row, their strided reads conflicted 4- and 8-way:
+      // ncu on suite case 9 strict channels_last).
+      static_assert(NT % (BN / V) == 0, "pw: a thread keeps its column");
+      const int c = (tid % (BN / V)) * V;
+      const int tap = taps[c];
+      const int64_t yc = ycol[c];
 #pragma unroll 2
-      for (int i = tid; i < BM * (BN / V); i += NT) {
-        const int r = i / (BN / V), c = (i % (BN / V)) * V;
-        const int tap = taps[c];
+      for (int r = tid / (BN / V); r < BM; r += NT / (BN / V)) {
         const PwRow& row = rows[r];
         if (tap < 0 || row.x < 0 || !in_y(row, tap)) continue;
-        *reinterpret_cast<uint4*>(y + (row.y + ycol[c])) =
+        *reinterpret_cast<uint4*>(y + (row.y + yc)) =
             *reinterpret_cast<const uint4*>(ct + r * kRowB + c * int(sizeof(T)));
       }
     } else {

@@ -342,8 +342,9 @@ constexpr int pw_stage_bytes(int bn, int elem_bytes, int split = 1) {
   return pw_persistent(elem_bytes) && tile > ab ? tile : ab;
 }
 
-// One set of pw tables: the row table (32 B per row), the column table (16 B per column).
-constexpr int pw_tables_bytes(int bn) { return 32 * kPwBm + 16 * bn; }
+// One set of pw tables: the row table (32 B per row), the column table (16 B per column), the
+// quad table (16 B per 4 rows).
+constexpr int pw_tables_bytes(int bn) { return 32 * kPwBm + 16 * bn + 4 * kPwBm; }
 
 // Dynamic shared memory of a pw CTA: two sets of tables, then (1024-byte aligned, the slack
 // included) the stages. Without persistence the epilogue tile reuses every stage, and a layer

@@ -23,12 +23,17 @@
 // were stored directly. With NCDHW x (XMN below) A is copied as 16-byte runs of positions
 // (read M-major in 16-bit, transposed in shared memory for TF32), and the k_w adjacent NCDHW
 // outputs of a column group leave together. With WD, B is read straight from w (no repack;
-// see below). 3xTF32 (strict fp32): each stage also holds the small TF32 parts of A and B,
-// split where TF32 would round them (the repack keeps B in full fp32, so the packed weight is
-// no larger than TF32's: the issue's 5 % memory bound); a K step is three wgmmas,
-// a_small b_big + a_big b_small into acc_s and a_big b_big into part, which is added into acc
-// with IEEE adds after every chunk (the tensor core truncates as it accumulates). Chunk kt + 1
-// is split while chunk kt's wgmmas run.
+// see below). 3xTF32 (strict fp32): A goes to the wgmma from registers, each thread reading
+// its fragments from the staged chunk (NCDHW x needs no transpose) and splitting them into
+// big and small TF32 parts there; each stage also holds B's small parts, split in shared
+// memory (the repack keeps B in full fp32, so the packed weight is no larger than TF32's: the
+// issue's 5 % memory bound). A K step is three wgmmas, a_small b_big, a_big b_small and
+// a_big b_big, into part, which is added into acc with IEEE adds after every chunk (the
+// tensor core truncates as it accumulates). Chunk kt + 1's A is loaded and its B split while
+// chunk kt's wgmmas run. Before, A was split in shared memory too and the small products went
+// to a third accumulator set. By a byte count, A's shared-memory traffic (its split, and
+// the tensor core reading it three times per K step) was about a third of the K loop's shared
+// bytes (design doc v38; WIP: not yet measured on a GPU).
 // Every y element is written once, by one thread; no atomics.
 #pragma once
 
@@ -65,17 +70,10 @@ struct PwCfg {
   static constexpr int kTables = pw_tables_bytes(BN);  // one set of row and column tables
   // CTAs per SM the registers must allow: BN 64 (32 accumulators per thread) fits in 64
   // registers, so four (short K loops are latency-bound: more CTAs overlap more loads); BN 128
-  // (64 accumulators) two; BN 256 holds 128. 3xTF32 holds three sets (up to 255 registers);
-  // at BN 64 in 128, two CTAs per SM (its split pipeline otherwise took 152: ptxas -v).
-  static constexpr int kMinBlocks = X3 ? (BN <= 64 ? 2 : 1) : BN <= 64 ? 4 : BN <= 128 ? 2 : 1;
+  // (64 accumulators) two; BN 256 holds 128. 3xTF32 holds two sets and two chunks of A
+  // fragments (big and small): one CTA per SM.
+  static constexpr int kMinBlocks = X3 ? 1 : BN <= 64 ? 4 : BN <= 128 ? 2 : 1;
 };
-
-// The launch bound: 3xTF32 with NCDHW x fits one CTA per SM by shared memory (its K-major A
-// buffers) at any BN, so it is not held to kMinBlocks' registers (BN 64 spilled at 128).
-template <typename C>
-constexpr int pw_min_blocks(bool xmn) {
-  return xmn && C::X3 ? 1 : C::kMinBlocks;
-}
 
 // TF32 operand staged as [32 K rows][ROWS] fp32 (a 128-byte K chunk of ROWS positions or
 // columns) -> K-major [ROWS][128 B] in the 128-byte swizzle, rounded to TF32 (the tensor core
@@ -141,7 +139,7 @@ struct alignas(16) PwQuad {
 // already has the barrier the transpose needs): staged as [K row][BN] and transposed (and
 // rounded, as the repack would) into one K-major buffer, like XT's A.
 template <Mode MODE, int BN, bool XMN, bool WD, bool LEAN>
-__global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, pw_min_blocks<PwCfg<MODE, BN>>(XMN))
+__global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBlocks)
     pw_fwd_kernel(const __grid_constant__ FwdArgs a) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();
@@ -150,6 +148,9 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, pw_min_blocks<PwCfg<MODE,
   using T = typename C::T;
   constexpr bool XT = XMN && sizeof(T) == 4;  // A transposed in shared memory (TF32)
   constexpr bool BT = WD && sizeof(T) == 4;   // B transposed in shared memory (TF32)
+  // 3xTF32 with XT: staged K row k's 16-byte chunk pc sits at chunk pc ^ 2 (k % 4) (positions
+  // m at m ^ 8 (k % 4)), so a warp's A fragment reads (8 positions x 4 K rows) hit 32 banks.
+  auto xt_chunk = [](int pc, int k) { return C::X3 ? pc ^ ((k & 3) << 1) : pc; };
   constexpr int BM = C::BM, NT = C::NT, S = C::S, BK = C::BK, PL = C::PL;
 
   extern __shared__ __align__(128) unsigned char smem[];
@@ -339,7 +340,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, pw_min_blocks<PwCfg<MODE,
           // pc / 8 (swizzled), TF32 into the staging rows [k][BM].
           const int k = k_base + kKStep * j, ci = c * BK + k;
           const bool ok = (ci < a.cin_g) & (a_src[0] != nullptr);
-          const uint32_t dst = XT ? k * (BM * 4) + pc * kChunkBytes
+          const uint32_t dst = XT ? k * (BM * 4) + xt_chunk(pc, k) * kChunkBytes
                                   : (pc / 8) * (BK * kPwBkBytes) + k * kPwBkBytes +
                                         (((pc % 8) ^ (k % 8)) * kChunkBytes);
           cp_async_16(a_st + dst, ok ? a_src[0] + int64_t(ci) * a.xs[1] : x, ok ? 16 : 0);
@@ -367,10 +368,10 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, pw_min_blocks<PwCfg<MODE,
   };
 
   float acc[1][BN / 8][4];  // one 64-row wgmma tile per warpgroup
-  // 3xTF32: the small products over all of K, and one chunk's big products (added into acc
-  // with IEEE adds after each chunk: the tensor core truncates as it accumulates).
-  // part is zeroed once only: each chunk's first wgmma restarts it (scale-d 0).
-  float acc_s[1][C::X3 ? BN / 8 : 1][4], part[1][C::X3 ? BN / 8 : 1][4];
+  // 3xTF32: one chunk's products, big and small (added into acc with IEEE adds after each
+  // chunk: the tensor core truncates as it accumulates). part is zeroed once only: each
+  // chunk's first wgmma restarts it (scale-d 0).
+  float part[1][C::X3 ? BN / 8 : 1][4];
   zero_acc(part);
 
   // Descriptors: A of this warpgroup (its 64 rows), B; 8-row groups 1024 bytes apart, a K
@@ -381,7 +382,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, pw_min_blocks<PwCfg<MODE,
   const uint64_t da0 = wgmma_desc_sw128(
       (XT ? s_ka : sa) + wg * (XMN && !XT ? BK : 64) * kPwBkBytes, 8 * kPwBkBytes);
   constexpr int kAStep = XMN && !XT ? 16 * kPwBkBytes : 32;
-  constexpr int kAStage = XT ? 0 : C::kStage;  // XT: K-major buffers (kKaBufs, below)
+  constexpr int kAStage = XT ? 0 : C::kStage;  // XT (TF32): one K-major buffer
   // N-major B (16-bit WD): BK K rows per 64-column block, so the next block is BK rows on.
   // BT: the K-major buffer.
   constexpr bool kBmn = WD && !BT;
@@ -389,11 +390,9 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, pw_min_blocks<PwCfg<MODE,
                             : wgmma_desc_sw128(BT ? s_kb : sa + C::kStageA, 8 * kPwBkBytes);
   constexpr int kBStep = kBmn ? 16 * kPwBkBytes : 32;
   constexpr int kBStage = BT ? 0 : C::kStage;  // BT: one K-major buffer
-  // 3xTF32: A's small copy, in the stage (kSmall on) or after the K-major buffer (XT)
-  constexpr int kASmall = XT ? BM * kPwBkBytes : C::kSmall;
-  // XT: K-major A buffers (3xTF32: two, chunk kt's in kt % 2) of kKaBytes each
-  constexpr int kKaBufs = XT ? pw_ka_buffers(C::kSplit) : 1;
-  constexpr int kKaBytes = C::kSplit * BM * kPwBkBytes;
+  // 3xTF32: this thread's A fragment rows (m16n8k8's a0..a3: rows g, g + 8 of its warp's 16,
+  // K columns t, t + 4 of each 8-wide K step; g = lane / 4, t = lane % 4).
+  const int am0 = wg * 64 + (warp % 4) * 16 + lane / 4, ak0 = lane % 4;
 
   // ---- tiles: blockIdx.x, then (persistent) every gridDim.x-th. The chunk stream runs on
   // across tiles: its chunk u sits in stage u % S, and the loader runs S - 1 chunks ahead, so
@@ -410,13 +409,13 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, pw_min_blocks<PwCfg<MODE,
   // chunk kt + 1 is prepared while chunk kt's wgmmas run), 3xTF32 splits, TF32 rounds A.
   auto prepare = [&](int kt) {
     const int st = (u + kt) % S;
-    if constexpr (XT || BT) {
+    if constexpr ((XT && !C::X3) || BT) {
       // Every thread's copies of chunk kt are visible after the barrier; transpose the
       // staged operands into their K-major buffers, rounded to TF32.
       __syncthreads();
       if constexpr (XT) {
-        pw_transpose_tf32<BM, NT, C::X3>(reinterpret_cast<const float*>(stages + st * C::kStage),
-                                         stages + (s_ka - sa) + (kt % kKaBufs) * kKaBytes);
+        pw_transpose_tf32<BM, NT>(reinterpret_cast<const float*>(stages + st * C::kStage),
+                                  stages + (s_ka - sa));
       }
       if constexpr (BT) {
         pw_transpose_tf32<BN, NT>(
@@ -425,8 +424,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, pw_min_blocks<PwCfg<MODE,
       }
     }
     if constexpr (C::X3) {
-      // Split this thread's own B chunks (the repack keeps full fp32) and, unless XT split
-      // them in the transpose, its A chunks: big in place, small kSmall bytes on.
+      // Split this thread's own B chunks (the repack keeps full fp32): big in place, small
+      // kSmall bytes on. A is split in registers (load_a).
       auto split_row = [&](int off) {
         uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStage + off);
         uint4 big, small;
@@ -434,10 +433,6 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, pw_min_blocks<PwCfg<MODE,
         *q = big;
         *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(q) + C::kSmall) = small;
       };
-      if constexpr (!XT) {
-#pragma unroll
-        for (int j = 0; j < C::PA; ++j) split_row((r_base + C::RS * j) * kPwBkBytes + swz);
-      }
 #pragma unroll
       for (int j = 0; j < C::PB; ++j) {
         split_row(C::kStageA + (r_base + C::RS * j) * kPwBkBytes + swz);
@@ -452,21 +447,37 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, pw_min_blocks<PwCfg<MODE,
       }
     }
   };
-  // Chunk kt's wgmmas, issued and committed, not waited for.
-  auto mma_chunk = [&](int kt) {
+  // 3xTF32: chunk kt's A fragments of this thread, read from the staged chunk and split in
+  // registers (big, small per K step). XT: staged [K row][BM] (xt_chunk's swizzle); else
+  // K-major [BM][128 B] in the 128-byte swizzle.
+  using AFrags = uint32_t[PL / 2][4];
+  auto load_a = [&](int kt, AFrags& big, AFrags& small) {
+    const uint32_t* stg = reinterpret_cast<const uint32_t*>(stages + ((u + kt) % S) * C::kStage);
+#pragma unroll
+    for (int ks = 0; ks < PL / 2; ++ks) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int m = am0 + 8 * (i & 1), k = 8 * ks + ak0 + 4 * (i >> 1);
+        const uint32_t v = XT ? stg[k * BM + (m ^ ((k & 3) << 3))]
+                              : stg[m * (kPwBkBytes / 4) + ((((k >> 2) ^ (m & 7)) << 2) | (k & 3))];
+        split_tf32(v, big[ks][i], small[ks][i]);
+      }
+    }
+  };
+  // Chunk kt's wgmmas, issued and committed, not waited for. 3xTF32: a_small b_big, a_big
+  // b_small and a_big b_big into part, whose first wgmma of the chunk restarts it.
+  auto mma_chunk = [&](int kt, const AFrags& big, const AFrags& small) {
     const int st = (u + kt) % S;
-    const uint64_t da_kt = da0 + uint64_t(((kt % kKaBufs) * kKaBytes) >> 4);
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < PL / 2; ++ks) {
-      const uint64_t da = da_kt + uint64_t((st * kAStage + ks * kAStep) >> 4);
       const uint64_t db = db0 + uint64_t((st * kBStage + ks * kBStep) >> 4);
       if constexpr (C::X3) {
-        // a_small b_big + a_big b_small into acc_s, a_big b_big into part
-        wgmma_ss<Mode::kTf32, BN>(acc_s[0], da + uint64_t(kASmall >> 4), db);
-        wgmma_ss<Mode::kTf32, BN>(acc_s[0], da, db + uint64_t(C::kSmall >> 4));
-        wgmma_ss_scaled<BN>(part[0], da, db, ks);  // ks 0 restarts part (folded per chunk)
+        wgmma_rs_scaled<BN>(part[0], small[ks], db, ks);
+        wgmma_rs_scaled<BN>(part[0], big[ks], db + uint64_t(C::kSmall >> 4), 1);
+        wgmma_rs_scaled<BN>(part[0], big[ks], db, 1);
       } else {
+        const uint64_t da = da0 + uint64_t((st * kAStage + ks * kAStep) >> 4);
         wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0, kBmn ? 1 : 0>(acc[0], da, db);
       }
     }
@@ -478,31 +489,44 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, pw_min_blocks<PwCfg<MODE,
     const bool has_next = C::kPersist && tn < a.tiles;
     if (has_next) build_tables(tn, b ^ 1);  // published by the K loop's first barrier
     zero_acc(acc);
-    zero_acc(acc_s);
     if constexpr (C::X3) {
-      static_assert(!C::kPersist && !BT && S == 2, "pw 3xTF32: one tile, two stages, B split");
+      static_assert(!C::kPersist && !BT, "pw 3xTF32: one tile per CTA, B split");
       // 3xTF32 (one tile per CTA, two stages): chunk kt + 1 is split while chunk kt's wgmmas
       // run; split after the wait, its shared-memory passes (each loaded byte read once and
       // written twice) left the tensor core idle. The barrier after the wgmmas retire frees
       // chunk kt's stage for chunk kt + 2, whose copies then run under chunk kt + 1's wgmmas.
-      cp_async_wait<0>();
+      // A is read into registers and split there, chunk kt + 1's while chunk kt's wgmmas
+      // run (two register sets, so the loop goes two chunks at a time).
+      // The loader runs S - 1 chunks ahead (pw_stages): chunk kt + S takes chunk kt's stage
+      // once every warpgroup has retired it.
+      uint32_t a_big[2][PL / 2][4], a_small[2][PL / 2][4];
+      cp_async_wait<S - 2>();
       prepare(0);
       fence_proxy_async();
       __syncthreads();
-      issue(1, 1 % S, true);
-      for (int kt = 0; kt < kchunks; ++kt) {
-        mma_chunk(kt);
+      issue(S - 1, (S - 1) % S, true);
+      load_a(0, a_big[0], a_small[0]);
+      auto step = [&](int kt, const AFrags& big, const AFrags& small, AFrags& nbig,
+                      AFrags& nsmall) {
+        mma_chunk(kt, big, small);
         if (kt + 1 < kchunks) {
-          cp_async_wait<0>();  // chunk kt + 1 landed (this thread's copies)
+          cp_async_wait<S - 2>();  // chunk kt + 1 landed (this thread's copies)
+          __syncthreads();         // ... and every thread's: its A fragments span them
+          load_a(kt + 1, nbig, nsmall);
           prepare(kt + 1);
         }
         wgmma_wait<0>();
         fold_partial(acc, part);
         fence_proxy_async();  // the split's stores (generic proxy) -> wgmma reads (async proxy)
         __syncthreads();      // chunk kt + 1 split by every thread; chunk kt retired
-        issue(kt + 2, (kt + 2) % S, true);
+        issue(kt + S, (kt + S) % S, true);
+      };
+      for (int kt = 0; kt < kchunks; kt += 2) {
+        step(kt, a_big[0], a_small[0], a_big[1], a_small[1]);
+        if (kt + 1 < kchunks) step(kt + 1, a_big[1], a_small[1], a_big[0], a_small[0]);
       }
     } else {
+      const AFrags no_a = {};
       for (int kt = 0; kt < kchunks; ++kt) {
         cp_async_wait<S - 2>();  // chunk kt landed (this thread's copies)
         prepare(kt);
@@ -517,16 +541,12 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, pw_min_blocks<PwCfg<MODE,
           if (has_next && c == kchunks) sources(tn, b ^ 1);
           issue(c - kchunks, (u + c) % S, has_next);
         }
-        mma_chunk(kt);
+        mma_chunk(kt, no_a, no_a);  // (A by descriptor)
         wgmma_wait<0>();
       }
     }
     if constexpr (!C::kPersist) cp_async_wait<0>();  // the tile overwrites every stage
     wgmma_fence_acc(acc);
-    if constexpr (C::X3) {
-      wgmma_fence_acc(acc_s);
-      add_small(acc, acc_s);
-    }
     __syncthreads();  // every warpgroup is done with the stage the epilogue tile takes
     const PwRow* rows = s_row(b);
     const int64_t* ycol = s_yc(b);

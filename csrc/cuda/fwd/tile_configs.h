@@ -303,18 +303,19 @@ constexpr int kPwBkBytes = 128;
 // stage must hold it; TF32's fp32 tile is twice as large, and it stays one tile per CTA.
 constexpr bool pw_persistent(int elem_bytes) { return elem_bytes == 2; }
 // Stages: 16-bit persistent two, TF32 three (lean: two). 3xTF32 (split 2: big and small copies
-// of both operands) two: its stages are twice as large, and the K loop retires every chunk's
-// wgmmas anyway, so the loader still runs one chunk ahead of the tensor core.
+// of B, A staged once) two: a third fits (A has no K-major buffers) and the K loop takes any
+// count, but three measured 0-5 % slower than two on suite cases 9 and 10 (H100, 2026-11-27).
 constexpr int pw_stages(int elem_bytes, int split, bool lean = false) {
   return pw_persistent(elem_bytes) ? kPwStagesPersist
          : split == 2              ? 2
          : lean                    ? kPwStagesLean
                                    : kPwStages;
 }
-// K-major A buffers with NCDHW x (TF32's transposed A): 3xTF32 transposes and splits chunk
-// kt + 1 while chunk kt's wgmmas read theirs, so it keeps two.
-constexpr int pw_ka_buffers(int split) { return split == 2 ? 2 : 1; }
-// 3xTF32 holds three accumulator sets of BN / 2 registers per thread: BN <= kPwX3MaxBn.
+// K-major A buffers with NCDHW x (TF32's transposed A). 3xTF32 reads its A fragments from
+// the staged chunk into registers: none.
+constexpr int pw_ka_buffers(int split) { return split == 2 ? 0 : 1; }
+// 3xTF32 holds two accumulator sets of BN / 2 registers per thread and two chunks of A
+// fragments: BN <= kPwX3MaxBn.
 constexpr int kPwX3MaxBn = 128;
 
 // The pw epilogue tile's row: BN elements of the output type plus a pad that puts the rows of

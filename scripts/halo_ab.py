@@ -71,7 +71,7 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "pw128": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "128"},
     "pw256": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "256"},
     "pw_repack": {"CONVT3D_PW": "1", "CONVT3D_PW_WDIRECT": "0"},  # 16-bit B from the repack
-    "pw_tile": {"CONVT3D_PW": "1", "CONVT3D_PW_PERSIST": "0"},  # 16-bit: one CTA per tile
+    "pw_tile": {"CONVT3D_PW": "1", "CONVT3D_PW_PERSIST": "0"},  # 16-bit, 3xTF32: a CTA per tile
     "pw_lean": {"CONVT3D_PW": "1", "CONVT3D_PW_LEAN": "1"},  # TF32: two stages where it can
     "pw_full": {"CONVT3D_PW": "1", "CONVT3D_PW_LEAN": "0"},  # TF32: three stages always
     "auto": {},

@@ -282,9 +282,9 @@ def test_pw_w_direct_every_bn(bn, layout, precision, monkeypatch):
     check(y, reference(spec, ref), bound)
 
 
-# 16-bit pw CTAs are persistent: more tiles than CTAs fit at once (132 SMs x 2-3 CTAs on an
-# H100), so each CTA runs several; K of 1, 2 and 3 chunks (the stage of a tile's first chunk
-# alternates between tiles), N tiles, groups and an M tail
+# 16-bit and strict fp32 pw CTAs are persistent: more tiles than CTAs fit at once (132 SMs x
+# 1-3 CTAs on an H100), so each CTA runs several; K of 1 to 5 chunks (the stage of a tile's
+# first chunk alternates between tiles), N tiles, groups and an M tail
 PW_PERSIST_CASES = [
     (2, 16, 24, (7, 32, 67), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
     (3, 80, 16, (7, 32, 67), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
@@ -293,7 +293,7 @@ PW_PERSIST_CASES = [
 ]
 
 
-@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", ["cl", "ncdhw"])
 @pytest.mark.parametrize("case", range(len(PW_PERSIST_CASES)))
 def test_pw_persistent(case, layout, precision, monkeypatch):

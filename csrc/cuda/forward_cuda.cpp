@@ -830,8 +830,9 @@ bool w_direct_ok(const FastPlan& f, const ConvT3dParams& p, bool mn, bool w_alig
 // fp32 A transposed in shared memory; BN a multiple of k_w). NCDHW x
 // with a channels_last w makes y channels_last, whose per-element stores took 0.171 ms on
 // case 9 bf16 (H100) against v1's 0.06, so that stays on v1. BN: 64 when taps x Cout/g fit
-// it, else 128; CONVT3D_PW_BN overrides. 16-bit runs on persistent CTAs (pw_persistent), TF32
-// on two stages where three would halve its CTAs per SM on a long K (kPwStagesLean).
+// it, else 128; CONVT3D_PW_BN overrides. 16-bit and 3xTF32 run on persistent CTAs
+// (pw_persistent), TF32 on two stages where three would halve its CTAs per SM on a long K
+// (kPwStagesLean).
 // In auto mode it replaces every other choice, the fused kernel included since its epilogue
 // tile stopped conflicting on banks. Measured on an H100 (scripts/halo_ab.py --batch 20,
 // 2026-11-24, ms):
@@ -875,8 +876,8 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
     a.pad[i] = static_cast<int>(p.pad[i]);
     a.out[i] = static_cast<int>(p.out[i]);
   }
-  const bool persistent = fwd::pw_persistent(fwd::elem_bytes(f.mode));
   const int split = x3 ? 2 : 1;
+  const bool persistent = fwd::pw_persistent(fwd::elem_bytes(f.mode), split);
   a.w_direct = w_direct_ok(f, p, mn, w_aligned) ? 1 : 0;
   const bool b_transposed = a.w_direct && f.mode == fwd::Mode::kTf32;
   auto smem = [&](bool lean) {

@@ -24,7 +24,7 @@ struct Switches {
   int pw = -1;          // CONVT3D_PW: 1 the non-overlapping kernel wherever legal, 0 never
   int pw_bn = 0;        // CONVT3D_PW_BN: 64, 128 or 256 fixes its BN; 0 the rule
   int pw_wdirect = 1;   // CONVT3D_PW_WDIRECT=0: pw always reads the repacked weight
-  int pw_persist = 1;   // CONVT3D_PW_PERSIST=0: 16-bit pw runs one CTA per tile
+  int pw_persist = 1;   // CONVT3D_PW_PERSIST=0: 16-bit and 3xTF32 pw run one CTA per tile
   int pw_lean = -1;     // CONVT3D_PW_LEAN: 1 TF32 pw takes two stages wherever it can, 0 three;
                         // -1 the rule (plan_pw)
   int dense = 1;        // CONVT3D_DENSE=0: never densify grouped layers

@@ -51,19 +51,19 @@ struct PwCfg {
   using T = typename ModeTraits<MODE>::T;
   // 3xTF32: big and small TF32 copies of A and B in each stage, three wgmmas per K step.
   static constexpr bool X3 = MODE == Mode::kTf32x3;
-  static_assert(!X3 || BN <= kPwX3MaxBn, "pw 3xTF32: three accumulator sets of BN / 2");
+  static_assert(!X3 || BN <= kPwX3MaxBn, "pw 3xTF32: registers (kPwX3MaxBn)");
   static constexpr int kSplit = X3 ? 2 : 1;
-  // 16-bit: persistent CTAs (pw_persistent) with two stages; TF32: three, one tile per CTA
-  // (LEAN: two, kPwStagesLean); 3xTF32: two (pw_stages).
+  // 16-bit and 3xTF32: persistent CTAs (pw_persistent) with two stages; TF32: three, one
+  // tile per CTA (LEAN: two, kPwStagesLean).
   static_assert(!LEAN || MODE == Mode::kTf32, "pw: lean stages are TF32's");
-  static constexpr bool kPersist = pw_persistent(int(sizeof(T)));
+  static constexpr bool kPersist = pw_persistent(int(sizeof(T)), kSplit);
   static constexpr int BM = kPwBm, NT = 2 * 128, S = pw_stages(int(sizeof(T)), kSplit, LEAN);
   static constexpr int KRUN = kChunkBytes / int(sizeof(T));  // elements per 16-byte chunk
   static constexpr int PL = kPwBkBytes / kChunkBytes;         // 16-byte chunks per row
   static constexpr int BK = kPwBkBytes / int(sizeof(T));      // elements per stage
   static constexpr int kStageA = BM * kPwBkBytes, kStageB = BN * kPwBkBytes;
   static constexpr int kStage = pw_stage_bytes(BN, int(sizeof(T)), kSplit);  // A, B (, slack)
-  static constexpr int kSmall = kStageA + kStageB;  // 3xTF32: the small copies' offset
+  static constexpr int kSmallB = kStageB;  // 3xTF32: B's small copy, this far after B
   static constexpr int RS = NT / PL;                      // rows one pass of copies covers
   static constexpr int PA = BM / RS, PB = BN / RS;        // copies per thread and stage
   static_assert(PA * RS == BM && PB * RS == BN, "stage split");
@@ -425,13 +425,13 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     }
     if constexpr (C::X3) {
       // Split this thread's own B chunks (the repack keeps full fp32): big in place, small
-      // kSmall bytes on. A is split in registers (load_a).
+      // kSmallB bytes on. A is split in registers (load_a).
       auto split_row = [&](int off) {
         uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStage + off);
         uint4 big, small;
         tf32_split4(*q, big, small);
         *q = big;
-        *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(q) + C::kSmall) = small;
+        *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(q) + C::kSmallB) = small;
       };
 #pragma unroll
       for (int j = 0; j < C::PB; ++j) {
@@ -474,7 +474,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       const uint64_t db = db0 + uint64_t((st * kBStage + ks * kBStep) >> 4);
       if constexpr (C::X3) {
         wgmma_rs_scaled<BN>(part[0], small[ks], db, ks);
-        wgmma_rs_scaled<BN>(part[0], big[ks], db + uint64_t(C::kSmall >> 4), 1);
+        wgmma_rs_scaled<BN>(part[0], big[ks], db + uint64_t(C::kSmallB >> 4), 1);
         wgmma_rs_scaled<BN>(part[0], big[ks], db, 1);
       } else {
         const uint64_t da = da0 + uint64_t((st * kAStage + ks * kAStep) >> 4);
@@ -490,21 +490,29 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     if (has_next) build_tables(tn, b ^ 1);  // published by the K loop's first barrier
     zero_acc(acc);
     if constexpr (C::X3) {
-      static_assert(!C::kPersist && !BT, "pw 3xTF32: one tile per CTA, B split");
-      // 3xTF32 (one tile per CTA, two stages): chunk kt + 1 is split while chunk kt's wgmmas
-      // run; split after the wait, its shared-memory passes (each loaded byte read once and
-      // written twice) left the tensor core idle. The barrier after the wgmmas retire frees
-      // chunk kt's stage for chunk kt + 2, whose copies then run under chunk kt + 1's wgmmas.
-      // A is read into registers and split there, chunk kt + 1's while chunk kt's wgmmas
-      // run (two register sets, so the loop goes two chunks at a time).
-      // The loader runs S - 1 chunks ahead (pw_stages): chunk kt + S takes chunk kt's stage
-      // once every warpgroup has retired it.
+      static_assert(C::kPersist && !BT && S == 2, "pw 3xTF32: persistent, two stages, B split");
+      // 3xTF32: chunk kt + 1 is split while chunk kt's wgmmas run; split after the wait, its
+      // shared-memory passes (each loaded byte read once and written twice) left the tensor
+      // core idle. A is read into registers and split there, chunk kt + 1's while chunk kt's
+      // wgmmas run (two register sets, so the loop goes two chunks at a time). The barrier
+      // after chunk kt's wgmmas retire frees its stage for chunk kt + S (the loader runs S - 1
+      // chunks ahead), whose copies then run under chunk kt + 1's wgmmas.
+      // Past this tile's chunks the loader takes the next tile's (persistent): its chunks
+      // 0 .. S - 2, since the epilogue tile takes the stage of this tile's last chunk.
+      auto issue_ahead = [&](int c) {
+        if (c < kchunks) {
+          issue(c, (u + c) % S, true);
+        } else {
+          if (has_next && c == kchunks) sources(tn, b ^ 1);
+          issue(c - kchunks, (u + c) % S, has_next && c - kchunks < S - 1);
+        }
+      };
       uint32_t a_big[2][PL / 2][4], a_small[2][PL / 2][4];
       cp_async_wait<S - 2>();
       prepare(0);
       fence_proxy_async();
       __syncthreads();
-      issue(S - 1, (S - 1) % S, true);
+      issue_ahead(S - 1);
       load_a(0, a_big[0], a_small[0]);
       auto step = [&](int kt, const AFrags& big, const AFrags& small, AFrags& nbig,
                       AFrags& nsmall) {
@@ -519,7 +527,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
         fold_partial(acc, part);
         fence_proxy_async();  // the split's stores (generic proxy) -> wgmma reads (async proxy)
         __syncthreads();      // chunk kt + 1 split by every thread; chunk kt retired
-        issue(kt + S, (kt + S) % S, true);
+        issue_ahead(kt + S);
       };
       for (int kt = 0; kt < kchunks; kt += 2) {
         step(kt, a_big[0], a_small[0], a_big[1], a_small[1]);

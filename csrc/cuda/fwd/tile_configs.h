@@ -298,10 +298,15 @@ constexpr int kPwStagesPersist = 2;  // 16-bit: persistent CTAs, one chunk ahead
 constexpr int kPwStagesLean = 2;
 constexpr int kPwBkBytes = 128;
 
-// 16-bit pw CTAs are persistent: they loop over tiles and load the next tile's first chunk
-// during this tile's epilogue. The epilogue tile then takes the stage just consumed, so a
-// stage must hold it; TF32's fp32 tile is twice as large, and it stays one tile per CTA.
-constexpr bool pw_persistent(int elem_bytes) { return elem_bytes == 2; }
+// 16-bit and 3xTF32 pw CTAs are persistent: they loop over tiles and load the next tile's
+// first chunk during this tile's epilogue. The epilogue tile then takes the stage just
+// consumed, so a stage must hold it. TF32's fp32 tile would double its stages and halve its
+// CTAs per SM: it stays one tile per CTA. 3xTF32 runs one CTA per SM anyway (registers), and
+// its prologue (tables, the first chunk's latency) and epilogue had been a third of the
+// kernel's warp samples (ncu on suite case 9, H100, 2026-11-27).
+constexpr bool pw_persistent(int elem_bytes, int split = 1) {
+  return elem_bytes == 2 || split == 2;
+}
 // Stages: 16-bit persistent two, TF32 three (lean: two). 3xTF32 (split 2: big and small copies
 // of B, A staged once) two: a third fits (A has no K-major buffers) and the K loop takes any
 // count, but three measured 0-5 % slower than two on suite cases 9 and 10 (H100, 2026-11-27).
@@ -334,13 +339,13 @@ constexpr int pw_tile_bytes(int bn, int elem_bytes) {
   return row > col ? row : col;
 }
 
-// One pw stage: A [kPwBm][128 B] then B [BN][128 B] (split 2: then the small copies of both,
-// in the same order); persistent: at least the epilogue tile, in whole 1024-byte swizzle
+// One pw stage: A [kPwBm][128 B] then B [BN][128 B] (split 2: then B's small copy; A is
+// split in registers); persistent: at least the epilogue tile, in whole 1024-byte swizzle
 // periods.
 constexpr int pw_stage_bytes(int bn, int elem_bytes, int split = 1) {
-  const int ab = split * (kPwBm + bn) * kPwBkBytes;
+  const int ab = (kPwBm + split * bn) * kPwBkBytes;
   const int tile = (pw_tile_bytes(bn, elem_bytes) + 1023) / 1024 * 1024;
-  return pw_persistent(elem_bytes) && tile > ab ? tile : ab;
+  return pw_persistent(elem_bytes, split) && tile > ab ? tile : ab;
 }
 
 // One set of pw tables: the row table (32 B per row), the column table (16 B per column), the
@@ -351,9 +356,9 @@ constexpr int pw_tables_bytes(int bn) { return 32 * kPwBm + 16 * bn + 4 * kPwBm;
 // included) the stages. Without persistence the epilogue tile reuses every stage, and a layer
 // whose K is fewer 128-byte chunks than kPwStages only touches that many stages (the loader
 // issues none past K), so the host asks for `stages` = min(kPwStages, chunks): more CTAs per SM
-// fit. TF32 with NCDHW x (`transposed`) adds a K-major A buffer after the stages (3xTF32: two,
-// pw_ka_buffers, of its big and small copies), TF32 with B read from w (`b_transposed`) one
-// K-major B buffer after that.
+// fit. TF32 with NCDHW x (`transposed`) adds a K-major A buffer after the stages (3xTF32:
+// none, pw_ka_buffers), TF32 with B read from w (`b_transposed`) one K-major B buffer after
+// that.
 constexpr int pw_smem_bytes(int bn, int stages, bool transposed, int elem_bytes,
                             bool b_transposed = false, int split = 1) {
   const int main = stages * pw_stage_bytes(bn, elem_bytes, split) +

@@ -33,7 +33,8 @@
 // chunk kt's wgmmas run. Before, A was split in shared memory too and the small products went
 // to a third accumulator set. By a byte count, A's shared-memory traffic (its split, and
 // the tensor core reading it three times per K step) was about a third of the K loop's shared
-// bytes (design doc v38; WIP: not yet measured on a GPU).
+// bytes (design doc v38); in registers, suite cases 9 and 10 ran 1-11 % faster (v39). 3xTF32
+// CTAs are persistent, like 16-bit ones (pw_persistent).
 // Every y element is written once, by one thread; no atomics.
 #pragma once
 
@@ -49,7 +50,8 @@ namespace fwd {
 template <Mode MODE, int BN, bool LEAN = false>
 struct PwCfg {
   using T = typename ModeTraits<MODE>::T;
-  // 3xTF32: big and small TF32 copies of A and B in each stage, three wgmmas per K step.
+  // 3xTF32: A split in registers, B's big and small TF32 copies in each stage, three wgmmas
+  // per K step.
   static constexpr bool X3 = MODE == Mode::kTf32x3;
   static_assert(!X3 || BN <= kPwX3MaxBn, "pw 3xTF32: registers (kPwX3MaxBn)");
   static constexpr int kSplit = X3 ? 2 : 1;
@@ -79,9 +81,8 @@ struct PwCfg {
 // columns) -> K-major [ROWS][128 B] in the 128-byte swizzle, rounded to TF32 (the tensor core
 // would truncate; the weight repack rounds the same way). Chunk (row r, 16-byte chunk c) = K
 // rows 4 c .. 4 c + 3 of r: consecutive threads read consecutive rows and write 8 distinct
-// swizzled slots per quarter warp. SPLIT (3xTF32): the big parts, and the small ones into the
-// buffer ROWS x 128 bytes on (tf32_split4, as the repack splits the weight).
-template <int ROWS, int NT, bool SPLIT = false>
+// swizzled slots per quarter warp.
+template <int ROWS, int NT>
 __device__ __forceinline__ void pw_transpose_tf32(const float* stg, unsigned char* dst) {
   constexpr int kPl = kPwBkBytes / kChunkBytes;
   static_assert((ROWS * kPl) % NT == 0, "pw: whole transpose passes");
@@ -89,23 +90,12 @@ __device__ __forceinline__ void pw_transpose_tf32(const float* stg, unsigned cha
   for (int j = 0; j < (ROWS * kPl) / NT; ++j) {
     const int q = int(threadIdx.x) + NT * j, r = q % ROWS, c = q / ROWS;
     unsigned char* d = dst + r * kPwBkBytes + ((c ^ (r % 8)) * kChunkBytes);
-    if constexpr (SPLIT) {
-      uint4 big, small;
-      tf32_split4(make_uint4(__float_as_uint(stg[(4 * c + 0) * ROWS + r]),
-                             __float_as_uint(stg[(4 * c + 1) * ROWS + r]),
-                             __float_as_uint(stg[(4 * c + 2) * ROWS + r]),
-                             __float_as_uint(stg[(4 * c + 3) * ROWS + r])),
-                  big, small);
-      *reinterpret_cast<uint4*>(d) = big;
-      *reinterpret_cast<uint4*>(d + ROWS * kPwBkBytes) = small;
-    } else {
-      uint4 v;
-      v.x = tf32_rna(stg[(4 * c + 0) * ROWS + r]);
-      v.y = tf32_rna(stg[(4 * c + 1) * ROWS + r]);
-      v.z = tf32_rna(stg[(4 * c + 2) * ROWS + r]);
-      v.w = tf32_rna(stg[(4 * c + 3) * ROWS + r]);
-      *reinterpret_cast<uint4*>(d) = v;
-    }
+    uint4 v;
+    v.x = tf32_rna(stg[(4 * c + 0) * ROWS + r]);
+    v.y = tf32_rna(stg[(4 * c + 1) * ROWS + r]);
+    v.z = tf32_rna(stg[(4 * c + 2) * ROWS + r]);
+    v.w = tf32_rna(stg[(4 * c + 3) * ROWS + r]);
+    *reinterpret_cast<uint4*>(d) = v;
   }
 }
 
@@ -127,8 +117,8 @@ struct alignas(16) PwQuad {
 // XMN (a.x_mn): x's positions are contiguous per channel (NCDHW), so A arrives as 16-byte runs
 // of positions. 16-bit: stored M-major ([warpgroup][K row][64 positions], 128-byte swizzle)
 // and read transposed by the wgmma. TF32 (whose wgmma reads K-major operands only): staged
-// as [K row][BM positions], then transposed (and rounded) into a K-major buffer (3xTF32: two,
-// chunk kt's in kt % 2). Its columns run (co, td, th, tw), so the k_w adjacent NCDHW outputs
+// as [K row][BM positions], then transposed (and rounded) into a K-major buffer (3xTF32: read
+// from the staging rows into registers, load_a). Its columns run (co, td, th, tw), so the k_w adjacent NCDHW outputs
 // of a (row, co, td, th) are adjacent columns, and a contiguous w holds each K row's columns
 // in that order.
 // WD (a.w_direct): w itself is B, N-major: K row ci of group g starts at w + (g cin_g + ci) ws0
@@ -405,8 +395,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) issue(s, s, true);
   // Chunk kt's operands made ready for the wgmmas once its copies have landed: XT and BT
-  // transpose the staged operands into their K-major buffers (XT 3xTF32: buffer kt % 2, since
-  // chunk kt + 1 is prepared while chunk kt's wgmmas run), 3xTF32 splits, TF32 rounds A.
+  // transpose the staged operands into their K-major buffers, 3xTF32 splits B (chunk kt + 1's
+  // while chunk kt's wgmmas run), TF32 rounds A.
   auto prepare = [&](int kt) {
     const int st = (u + kt) % S;
     if constexpr ((XT && !C::X3) || BT) {

@@ -67,36 +67,29 @@ def wrapper_ss(name, n):
 """
 
 
-def wrapper_ss_scaled(n):
-    """TF32, both operands by descriptor, with a run-time scale-d: 0 writes D = A x B without
-    reading D (3xTF32 restarts a partial sum so, instead of zeroing its registers)."""
+def wrapper_scaled(n, a_regs):
+    """TF32 with a run-time scale-d: 0 writes D = A x B without reading D (3xTF32 restarts a
+    partial sum so, instead of zeroing its registers). B by descriptor; A by descriptor
+    (wgmma_ss_tf32_n<N>_sd) or, `a_regs`, from registers (wgmma_tf32_n<N>_sd: mma.sync's m16n8k8
+    A fragment per warp; 3xTF32 pw splits A there)."""
     nacc, dregs, outs = acc_operands(n)
+    if a_regs:
+        name, a_param, indent = "wgmma_tf32", "const uint32_t (&a)[4]", 50
+        a_op = "{" + ", ".join(f"%{nacc + i}" for i in range(4)) + "}"
+        ins = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b)'
+        b = nacc + 4
+    else:
+        name, a_param, indent = "wgmma_ss_tf32", "uint64_t desc_a", 53
+        a_op, ins, b = f"%{nacc}", '"l"(desc_a), "l"(desc_b)', nacc + 1
     return f"""
-__device__ __forceinline__ void wgmma_ss_tf32_n{n}_sd(float (&d)[{n // 8}][4], uint64_t desc_a,
-                                                     uint64_t desc_b, int scale_d) {{
+__device__ __forceinline__ void {name}_n{n}_sd(float (&d)[{n // 8}][4], {a_param},
+{" " * indent}uint64_t desc_b, int scale_d) {{
   asm volatile(
-      "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nacc + 2}, 0;\\n"
+      "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{b + 1}, 0;\\n"
       "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 "
-      "{{{dregs}}}, %{nacc}, %{nacc + 1}, p, 1, 1;\\n}}\\n"
+      "{{{dregs}}}, {a_op}, %{b}, p, 1, 1;\\n}}\\n"
       : {outs}
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}}
-"""
-
-
-def wrapper_rs_scaled(n):
-    """TF32, A from registers (mma.sync's m16n8k8 A fragment per warp), B by descriptor, with a
-    run-time scale-d (3xTF32 pw: the split of A stays in registers)."""
-    nacc, dregs, outs = acc_operands(n)
-    return f"""
-__device__ __forceinline__ void wgmma_tf32_n{n}_sd(float (&d)[{n // 8}][4], const uint32_t (&a)[4],
-                                                  uint64_t desc_b, int scale_d) {{
-  asm volatile(
-      "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nacc + 5}, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 "
-      "{{{dregs}}}, {{%{nacc}, %{nacc + 1}, %{nacc + 2}, %{nacc + 3}}}, %{nacc + 4}, p, 1, 1;\\n}}\\n"
-      : {outs}
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+      : {ins}, "r"(scale_d));
 }}
 """
 
@@ -125,9 +118,9 @@ def main():
         for n in kSsN:
             out.append(wrapper_ss(name, n).rstrip("\n"))
     for n in kSsN:
-        out.append(wrapper_ss_scaled(n).rstrip("\n"))
+        out.append(wrapper_scaled(n, False).rstrip("\n"))
     for n in kPwX3N:
-        out.append(wrapper_rs_scaled(n).rstrip("\n"))
+        out.append(wrapper_scaled(n, True).rstrip("\n"))
     out += ["", "#endif  // __CUDA_ARCH_FEAT_SM90_ALL", "", "}  // namespace fwd",
             "}  // namespace convt3d", ""]
     path = pathlib.Path(__file__).resolve().parents[1] / "csrc/cuda/fwd/wgmma_ops.cuh"

@@ -118,9 +118,9 @@ struct alignas(16) PwQuad {
 // of positions. 16-bit: stored M-major ([warpgroup][K row][64 positions], 128-byte swizzle)
 // and read transposed by the wgmma. TF32 (whose wgmma reads K-major operands only): staged
 // as [K row][BM positions], then transposed (and rounded) into a K-major buffer (3xTF32: read
-// from the staging rows into registers, load_a). Its columns run (co, td, th, tw), so the k_w adjacent NCDHW outputs
-// of a (row, co, td, th) are adjacent columns, and a contiguous w holds each K row's columns
-// in that order.
+// from the staging rows into registers, load_a). Its columns run (co, td, th, tw), so the k_w
+// adjacent NCDHW outputs of a (row, co, td, th) are adjacent columns, and a contiguous w
+// holds each K row's columns in that order.
 // WD (a.w_direct): w itself is B, N-major: K row ci of group g starts at w + (g cin_g + ci) ws0
 // and holds the ncols columns contiguously, in the kernel's column order (host: channels_last
 // w without XMN, contiguous w with it); the weight repack (a launch and a buffer per call) is
@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   const int s_used = C::kPersist || kchunks >= S ? S : kchunks;
   const uint32_t s_ka = sa + s_used * C::kStage;                   // XT: A [BM][128 B]
   const uint32_t s_kb =  // BT: B [BN][128 B]
-      s_ka + (XT ? pw_ka_buffers(C::kSplit) * C::kSplit * BM * kPwBkBytes : 0);
+      s_ka + (XT ? pw_ka_buffers(C::kSplit) * BM * kPwBkBytes : 0);
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int ncols = a.k[0] * a.k[1] * a.k[2] * a.cout_g;  // N of the GEMM
@@ -448,6 +448,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int m = am0 + 8 * (i & 1), k = 8 * ks + ak0 + 4 * (i >> 1);
+        // (XT: element m of K row k at m ^ 8 (k % 4): xt_chunk, in elements)
         const uint32_t v = XT ? stg[k * BM + (m ^ ((k & 3) << 3))]
                               : stg[m * (kPwBkBytes / 4) + ((((k >> 2) ^ (m & 7)) << 2) | (k & 3))];
         split_tf32(v, big[ks][i], small[ks][i]);

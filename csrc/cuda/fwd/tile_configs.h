@@ -362,7 +362,7 @@ constexpr int pw_tables_bytes(int bn) { return 32 * kPwBm + 16 * bn + 4 * kPwBm;
 constexpr int pw_smem_bytes(int bn, int stages, bool transposed, int elem_bytes,
                             bool b_transposed = false, int split = 1) {
   const int main = stages * pw_stage_bytes(bn, elem_bytes, split) +
-                   (transposed ? pw_ka_buffers(split) * split * kPwBm * kPwBkBytes : 0) +
+                   (transposed ? pw_ka_buffers(split) * kPwBm * kPwBkBytes : 0) +
                    (b_transposed ? bn * kPwBkBytes : 0);
   const int tile = pw_tile_bytes(bn, elem_bytes);
   return 2 * pw_tables_bytes(bn) + 1024 + (main > tile ? main : tile);

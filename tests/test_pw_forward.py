@@ -130,8 +130,7 @@ def test_pw_ncdhw(case, layout, precision):
         with allow_tf32(precision[1]):
             path = ops._forward_path(x, w, *geometry_args(spec))
         # a contiguous w holds each K row's columns in the (co, tap) order: the kernel reads it
-        # (3xTF32 reads the repack's big and small parts)
-        assert path.endswith("_mn" if precision[3] == "3xtf32" else "_mn_wdirect"), path
+        assert path.endswith("_mn_wdirect"), path
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
@@ -236,7 +235,7 @@ def w_in_layout(w, layout, wlayout):
     return v
 
 
-@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("wlayout", ["natural", "misaligned", "rows_strided"])
 @pytest.mark.parametrize("layout", ["cl", "ncdhw"])
 @pytest.mark.parametrize("case", range(len(PW_WD_CASES)))
@@ -255,19 +254,22 @@ def test_pw_w_direct(case, layout, wlayout, precision, monkeypatch):
     check(y, reference(spec, ref), bound)
     if direct:
         # the repacked weight feeds the same products in the same order: the same bits
-        # (TF32: the transpose rounds as the repack does)
+        # (TF32: the transpose rounds as the repack does; 3xTF32: it splits as the K loop
+        # splits the repacked B)
         monkeypatch.setenv("CONVT3D_PW_WDIRECT", "0")
         with allow_tf32(tf32):
             assert ops._forward_path(x, w, s, p, op, d, g) == path[:-len("_wdirect")]
             assert torch.equal(ic.conv_transpose3d(x, w, b, s, p, op, g, d), y)
 
 
-@pytest.mark.parametrize("precision", PRECISIONS16)
+@pytest.mark.parametrize("precision,bn", [
+    *[pytest.param(p.values[0], bn, id=f"{p.id}-{bn}") for p in PRECISIONS16 for bn in (64, 256)],
+    pytest.param(STRICT, 64, id="fp32-64"),  # 3xTF32: BN <= 128
+])
 @pytest.mark.parametrize("layout", ["cl", "ncdhw"])
-@pytest.mark.parametrize("bn", [64, 256])
 def test_pw_w_direct_every_bn(bn, layout, precision, monkeypatch):
     # 16-bit: one, two and four 64-column blocks of N-major B per stage; TF32 (NCDHW x only):
-    # the transpose of 64 and 256 staged columns
+    # the transpose of 64 and 256 staged columns; 3xTF32: 64 columns transposed and split
     monkeypatch.setenv("CONVT3D_PW_BN", str(bn))
     spec = PW_WD_CASES[1]
     dtype, tf32, bound, mode = precision

@@ -807,11 +807,11 @@ bool positions_contiguous(const ConvT3dParams& p, const at::Tensor& x) {
 // 0.065 / 0.069; channels_last case 10 0.338 / 0.326). With channels_last x the transpose adds
 // that barrier: on case 9 (H100, 2026-11-25, torch.profiler) it saved the repack's launch and
 // allocation (host 43.1 -> 35.7 us per call) but its kernel took 52.4 us against 34.5 + 5.6 us
-// for the repack and the kernel on the repacked B.
+// for the repack and the kernel on the repacked B. 3xTF32 splits B in shared memory anyway
+// (its K loop has the barriers), so it transposes B as it splits it, with either x.
 bool w_direct_ok(const FastPlan& f, const ConvT3dParams& p, bool mn, bool w_aligned) {
   const int64_t kRun = fwd::chunk_elems(f.mode);  // elements per 16 bytes
   if (f.dense_g > 1 || !w_aligned || f.sw.pw_wdirect == 0) return false;
-  if (f.mode == fwd::Mode::kTf32x3) return false;  // reads the split repack
   if (f.mode == fwd::Mode::kTf32 && !mn) return false;
   const int64_t cg = p.Cout_g, kd = p.k[0], kh = p.k[1], kw = p.k[2];
   if ((kd * kh * kw * cg) % kRun != 0 || (p.Cin > 1 && p.w_st[0] % kRun != 0)) return false;
@@ -879,7 +879,7 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
   const int split = x3 ? 2 : 1;
   const bool persistent = fwd::pw_persistent(fwd::elem_bytes(f.mode), split);
   a.w_direct = w_direct_ok(f, p, mn, w_aligned) ? 1 : 0;
-  const bool b_transposed = a.w_direct && f.mode == fwd::Mode::kTf32;
+  const bool b_transposed = a.w_direct && fwd::elem_bytes(f.mode) == 4;
   auto smem = [&](bool lean) {
     const int max_stages = fwd::pw_stages(fwd::elem_bytes(f.mode), split, lean);
     const int stages = persistent ? max_stages

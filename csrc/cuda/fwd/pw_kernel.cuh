@@ -81,8 +81,9 @@ struct PwCfg {
 // columns) -> K-major [ROWS][128 B] in the 128-byte swizzle, rounded to TF32 (the tensor core
 // would truncate; the weight repack rounds the same way). Chunk (row r, 16-byte chunk c) = K
 // rows 4 c .. 4 c + 3 of r: consecutive threads read consecutive rows and write 8 distinct
-// swizzled slots per quarter warp.
-template <int ROWS, int NT>
+// swizzled slots per quarter warp. SPLIT (3xTF32, B read from w): the big parts, and the small
+// ones ROWS x 128 bytes on (tf32_split4, as the repacked B is split).
+template <int ROWS, int NT, bool SPLIT = false>
 __device__ __forceinline__ void pw_transpose_tf32(const float* stg, unsigned char* dst) {
   constexpr int kPl = kPwBkBytes / kChunkBytes;
   static_assert((ROWS * kPl) % NT == 0, "pw: whole transpose passes");
@@ -90,12 +91,23 @@ __device__ __forceinline__ void pw_transpose_tf32(const float* stg, unsigned cha
   for (int j = 0; j < (ROWS * kPl) / NT; ++j) {
     const int q = int(threadIdx.x) + NT * j, r = q % ROWS, c = q / ROWS;
     unsigned char* d = dst + r * kPwBkBytes + ((c ^ (r % 8)) * kChunkBytes);
-    uint4 v;
-    v.x = tf32_rna(stg[(4 * c + 0) * ROWS + r]);
-    v.y = tf32_rna(stg[(4 * c + 1) * ROWS + r]);
-    v.z = tf32_rna(stg[(4 * c + 2) * ROWS + r]);
-    v.w = tf32_rna(stg[(4 * c + 3) * ROWS + r]);
-    *reinterpret_cast<uint4*>(d) = v;
+    if constexpr (SPLIT) {
+      uint4 big, small;
+      tf32_split4(make_uint4(__float_as_uint(stg[(4 * c + 0) * ROWS + r]),
+                             __float_as_uint(stg[(4 * c + 1) * ROWS + r]),
+                             __float_as_uint(stg[(4 * c + 2) * ROWS + r]),
+                             __float_as_uint(stg[(4 * c + 3) * ROWS + r])),
+                  big, small);
+      *reinterpret_cast<uint4*>(d) = big;
+      *reinterpret_cast<uint4*>(d + ROWS * kPwBkBytes) = small;
+    } else {
+      uint4 v;
+      v.x = tf32_rna(stg[(4 * c + 0) * ROWS + r]);
+      v.y = tf32_rna(stg[(4 * c + 1) * ROWS + r]);
+      v.z = tf32_rna(stg[(4 * c + 2) * ROWS + r]);
+      v.w = tf32_rna(stg[(4 * c + 3) * ROWS + r]);
+      *reinterpret_cast<uint4*>(d) = v;
+    }
   }
 }
 
@@ -138,6 +150,11 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   using T = typename C::T;
   constexpr bool XT = XMN && sizeof(T) == 4;  // A transposed in shared memory (TF32)
   constexpr bool BT = WD && sizeof(T) == 4;   // B transposed in shared memory (TF32)
+  // Where a stage's B copies land: 3xTF32 with BT stages w's rows after B's two K-major
+  // copies (in the stage, which the epilogue tile makes large enough: pw_stage_bytes), and
+  // its split transposes them there; TF32's BT has one K-major buffer after the stages.
+  constexpr bool kBtX3 = BT && C::X3;
+  constexpr int kBLoad = kBtX3 ? C::kStageA + 2 * C::kStageB : C::kStageA;
   // 3xTF32 with XT: staged K row k's 16-byte chunk pc sits at chunk pc ^ 2 (k % 4) (positions
   // m at m ^ 8 (k % 4)), so a warp's A fragment reads (8 positions x 4 K rows) hit 32 banks.
   auto xt_chunk = [](int pc, int k) { return C::X3 ? pc ^ ((k & 3) << 1) : pc; };
@@ -321,7 +338,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   // whole 16-byte chunks (host), so a chunk is all valid or all zero-filled.
   auto issue = [&](int c, int st, bool load) {
     if (load && c < kchunks) {
-      const uint32_t a_st = sa + st * C::kStage, b_st = a_st + C::kStageA;
+      const uint32_t a_st = sa + st * C::kStage, b_st = a_st + kBLoad;
       const bool ci_ok = c * BK + kc * C::KRUN < a.cin_g;
 #pragma unroll
       for (int j = 0; j < C::PA; ++j) {
@@ -377,9 +394,10 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   // BT: the K-major buffer.
   constexpr bool kBmn = WD && !BT;
   const uint64_t db0 = kBmn ? wgmma_desc_sw128_mn(sa + C::kStageA, BK * kPwBkBytes, 8 * kPwBkBytes)
-                            : wgmma_desc_sw128(BT ? s_kb : sa + C::kStageA, 8 * kPwBkBytes);
+                            : wgmma_desc_sw128(BT && !kBtX3 ? s_kb : sa + C::kStageA,
+                                               8 * kPwBkBytes);
   constexpr int kBStep = kBmn ? 16 * kPwBkBytes : 32;
-  constexpr int kBStage = BT ? 0 : C::kStage;  // BT: one K-major buffer
+  constexpr int kBStage = BT && !kBtX3 ? 0 : C::kStage;  // TF32 BT: one K-major buffer
   // 3xTF32: this thread's A fragment rows (m16n8k8's a0..a3: rows g, g + 8 of its warp's 16,
   // K columns t, t + 4 of each 8-wide K step; g = lane / 4, t = lane % 4).
   const int am0 = wg * 64 + (warp % 4) * 16 + lane / 4, ak0 = lane % 4;
@@ -399,7 +417,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   // while chunk kt's wgmmas run), TF32 rounds A.
   auto prepare = [&](int kt) {
     const int st = (u + kt) % S;
-    if constexpr ((XT && !C::X3) || BT) {
+    if constexpr ((XT || BT) && !C::X3) {
       // Every thread's copies of chunk kt are visible after the barrier; transpose the
       // staged operands into their K-major buffers, rounded to TF32.
       __syncthreads();
@@ -413,7 +431,13 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
             stages + (s_kb - sa));
       }
     }
-    if constexpr (C::X3) {
+    if constexpr (kBtX3) {
+      // w's rows of chunk kt, transposed and split into B's two K-major copies (the caller's
+      // barrier made every thread's copies visible). A is split in registers (load_a).
+      pw_transpose_tf32<BN, NT, true>(
+          reinterpret_cast<const float*>(stages + st * C::kStage + kBLoad),
+          stages + st * C::kStage + C::kStageA);
+    } else if constexpr (C::X3) {
       // Split this thread's own B chunks (the repack keeps full fp32): big in place, small
       // kSmallB bytes on. A is split in registers (load_a).
       auto split_row = [&](int off) {
@@ -481,7 +505,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     if (has_next) build_tables(tn, b ^ 1);  // published by the K loop's first barrier
     zero_acc(acc);
     if constexpr (C::X3) {
-      static_assert(C::kPersist && !BT && S == 2, "pw 3xTF32: persistent, two stages, B split");
+      static_assert(C::kPersist && S == 2, "pw 3xTF32: persistent, two stages");
       // 3xTF32: chunk kt + 1 is split while chunk kt's wgmmas run; split after the wait, its
       // shared-memory passes (each loaded byte read once and written twice) left the tensor
       // core idle. A is read into registers and split there, chunk kt + 1's while chunk kt's
@@ -500,6 +524,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       };
       uint32_t a_big[2][PL / 2][4], a_small[2][PL / 2][4];
       cp_async_wait<S - 2>();
+      if constexpr (kBtX3) __syncthreads();  // the transpose reads every thread's copies
       prepare(0);
       fence_proxy_async();
       __syncthreads();
@@ -696,9 +721,7 @@ cudaError_t launch_pw_stages(const FwdArgs& a, cudaStream_t stream) {
                        : pw_fwd_kernel<MODE, BN, false, false, LEAN>;
   constexpr int kElem = int(sizeof(typename C::T));
   if (a.w_direct) {
-    if constexpr (C::X3) {
-      return cudaErrorInvalidValue;  // 3xTF32 splits the repacked B (host)
-    } else if constexpr (kElem == 2) {
+    if constexpr (kElem == 2 || C::X3) {  // (3xTF32 transposes B as it splits it)
       kernel = a.x_mn ? pw_fwd_kernel<MODE, BN, true, true, LEAN>
                       : pw_fwd_kernel<MODE, BN, false, true, LEAN>;
     } else if (a.x_mn) {

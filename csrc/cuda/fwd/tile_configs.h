@@ -339,11 +339,12 @@ constexpr int pw_tile_bytes(int bn, int elem_bytes) {
   return row > col ? row : col;
 }
 
-// One pw stage: A [kPwBm][128 B] then B [BN][128 B] (split 2: then B's small copy; A is
+// One pw stage: A [kPwBm][128 B] then B [BN][128 B] (split 2: then B's small copy, then room
+// for B's rows as read straight from w, which the split transposes into the two copies; A is
 // split in registers); persistent: at least the epilogue tile, in whole 1024-byte swizzle
 // periods.
 constexpr int pw_stage_bytes(int bn, int elem_bytes, int split = 1) {
-  const int ab = (kPwBm + split * bn) * kPwBkBytes;
+  const int ab = (kPwBm + (split == 2 ? 3 : 1) * bn) * kPwBkBytes;
   const int tile = (pw_tile_bytes(bn, elem_bytes) + 1023) / 1024 * 1024;
   return pw_persistent(elem_bytes, split) && tile > ab ? tile : ab;
 }
@@ -358,12 +359,12 @@ constexpr int pw_tables_bytes(int bn) { return 32 * kPwBm + 16 * bn + 4 * kPwBm;
 // issues none past K), so the host asks for `stages` = min(kPwStages, chunks): more CTAs per SM
 // fit. TF32 with NCDHW x (`transposed`) adds a K-major A buffer after the stages (3xTF32:
 // none, pw_ka_buffers), TF32 with B read from w (`b_transposed`) one K-major B buffer after
-// that.
+// that (3xTF32: its K-major copies are in each stage, pw_stage_bytes).
 constexpr int pw_smem_bytes(int bn, int stages, bool transposed, int elem_bytes,
                             bool b_transposed = false, int split = 1) {
   const int main = stages * pw_stage_bytes(bn, elem_bytes, split) +
                    (transposed ? pw_ka_buffers(split) * kPwBm * kPwBkBytes : 0) +
-                   (b_transposed ? bn * kPwBkBytes : 0);
+                   (b_transposed && split == 1 ? bn * kPwBkBytes : 0);
   const int tile = pw_tile_bytes(bn, elem_bytes);
   return 2 * pw_tables_bytes(bn) + 1024 + (main > tile ? main : tile);
 }

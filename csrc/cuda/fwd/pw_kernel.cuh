@@ -286,11 +286,24 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   const T* __restrict__ wp = static_cast<const T*>(a.wp);
   const int kc = tid % PL, r_base = tid / PL;
   constexpr int kPc = BM / C::KRUN, kKStep = NT / kPc;  // position chunks per K row
-  const int pc = tid % kPc, k_base = tid / kPc;
   // WD: the thread's 16-byte chunk wc (KRUN columns) of K rows wk + kWStep j, a source and a
   // destination per stage and j. ncols is whole chunks (host), so a chunk is all in or all out.
   constexpr int kWc = BN / C::KRUN, kWStep = NT / kWc;  // chunks per K row, K rows per pass
-  const int wc = tid % kWc, wk = tid / kWc;
+  // 3xTF32: each warp copies what it reads before the K loop's CTA barrier, so a warp barrier
+  // does there. A: the 16 rows (positions) of its fragments (load_a), every K row of them;
+  // B from w (BT): the 32 columns x 16 K rows its share of the transpose reads
+  // (pw_transpose_tf32: warp w, columns 32 (w % (BN / 32)), K rows 4 (w / (BN / 32)) + kWStep
+  // j ..). XMN's K rows per 8-lane phase differ by 2 (f below), so the phase's 16-byte writes
+  // hit both halves of xt_chunk's swizzle: no conflicts. The repacked B (split in place by the
+  // thread that copied it) keeps the rows below.
+  const int pc = C::X3 ? 4 * warp + lane % 4 : tid % kPc;
+  const int q4 = lane / 4;  // f: 0 2 1 3 4 6 5 7
+  const int k_base = C::X3 ? (q4 & 4) | ((q4 & 1) << 1) | ((q4 >> 1) & 1) : tid / kPc;
+  const int wc = C::X3 ? 8 * (warp % (BN / 32)) + lane % 8 : tid % kWc;
+  const int wk = C::X3 ? 4 * (warp / (BN / 32)) + lane / 8 : tid / kWc;
+  // Non-XMN A row j: 3xTF32 rows 16 warp + 4 j + lane / 8 (the quarter warp's 8 chunks of one
+  // row), else r_base + RS j.
+  auto a_row = [&](int j) { return C::X3 ? 16 * warp + 4 * j + lane / 8 : r_base + C::RS * j; };
   const T* a_src[C::PA];
   const T* b_src[WD ? 1 : C::PB];
   // Sources of tile t, from table set b (built and published by a barrier before).
@@ -302,7 +315,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
         const int64_t xo = s_quad(b)[pc * C::KRUN / 4].x;
         a_src[j] = xo >= 0 ? x + xo : nullptr;  // one position chunk for every K row
       } else {
-        const int64_t xo = s_row(b)[r_base + C::RS * j].x;
+        const int64_t xo = s_row(b)[a_row(j)].x;
         a_src[j] = xo >= 0 ? x + (xo + kc * C::KRUN) : nullptr;
       }
     }
@@ -353,8 +366,9 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
           cp_async_16(a_st + dst, ok ? a_src[0] + int64_t(ci) * a.xs[1] : x, ok ? 16 : 0);
         } else {
           const bool ok = ci_ok & (a_src[j] != nullptr);
-          cp_async_16(a_st + (r_base + C::RS * j) * kPwBkBytes + swz,
-                      ok ? a_src[j] + c * BK : x, ok ? 16 : 0);
+          const int a_sw = C::X3 ? (kc ^ (a_row(j) % 8)) * kChunkBytes : swz;
+          cp_async_16(a_st + a_row(j) * kPwBkBytes + a_sw, ok ? a_src[j] + c * BK : x,
+                      ok ? 16 : 0);
         }
       }
 #pragma unroll
@@ -433,7 +447,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     }
     if constexpr (kBtX3) {
       // w's rows of chunk kt, transposed and split into B's two K-major copies (the caller's
-      // barrier made every thread's copies visible). A is split in registers (load_a).
+      // warp barrier made the warp's copies, all it reads here, visible). A is split in
+      // registers (load_a).
       pw_transpose_tf32<BN, NT, true>(
           reinterpret_cast<const float*>(stages + st * C::kStage + kBLoad),
           stages + st * C::kStage + C::kStageA);
@@ -524,7 +539,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       };
       uint32_t a_big[2][PL / 2][4], a_small[2][PL / 2][4];
       cp_async_wait<S - 2>();
-      if constexpr (kBtX3) __syncthreads();  // the transpose reads every thread's copies
+      __syncwarp();  // the warp's copies (A, and w's rows for the transpose) are its own reads
       prepare(0);
       fence_proxy_async();
       __syncthreads();
@@ -535,7 +550,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
         mma_chunk(kt, big, small);
         if (kt + 1 < kchunks) {
           cp_async_wait<S - 2>();  // chunk kt + 1 landed (this thread's copies)
-          __syncthreads();         // ... and every thread's: its A fragments span them
+          __syncwarp();            // ... and the warp's: all that load_a and prepare read
           load_a(kt + 1, nbig, nsmall);
           prepare(kt + 1);
         }

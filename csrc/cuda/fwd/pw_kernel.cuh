@@ -519,6 +519,17 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     const bool has_next = C::kPersist && tn < a.tiles;
     if (has_next) build_tables(tn, b ^ 1);  // published by the K loop's first barrier
     zero_acc(acc);
+    // Chunk c of the stream into its stage: this tile's, else (persistent) the next tile's,
+    // whose sources replace this tile's once none of this tile's chunks is left to issue; only
+    // its chunks 0 .. S - 2, since the epilogue tile takes the stage of this tile's last chunk.
+    auto issue_ahead = [&](int c) {
+      if (c < kchunks) {
+        issue(c, (u + c) % S, true);
+      } else {
+        if (has_next && c == kchunks) sources(tn, b ^ 1);
+        issue(c - kchunks, (u + c) % S, has_next && c - kchunks < S - 1);
+      }
+    };
     if constexpr (C::X3) {
       static_assert(C::kPersist && S == 2, "pw 3xTF32: persistent, two stages");
       // 3xTF32: chunk kt + 1 is split while chunk kt's wgmmas run; split after the wait, its
@@ -527,16 +538,6 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       // wgmmas run (two register sets, so the loop goes two chunks at a time). The barrier
       // after chunk kt's wgmmas retire frees its stage for chunk kt + S (the loader runs S - 1
       // chunks ahead), whose copies then run under chunk kt + 1's wgmmas.
-      // Past this tile's chunks the loader takes the next tile's (persistent): its chunks
-      // 0 .. S - 2, since the epilogue tile takes the stage of this tile's last chunk.
-      auto issue_ahead = [&](int c) {
-        if (c < kchunks) {
-          issue(c, (u + c) % S, true);
-        } else {
-          if (has_next && c == kchunks) sources(tn, b ^ 1);
-          issue(c - kchunks, (u + c) % S, has_next && c - kchunks < S - 1);
-        }
-      };
       uint32_t a_big[2][PL / 2][4], a_small[2][PL / 2][4];
       cp_async_wait<S - 2>();
       __syncwarp();  // the warp's copies (A, and w's rows for the transpose) are its own reads
@@ -571,15 +572,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
         prepare(kt);
         fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)
         __syncthreads();  // also: every warpgroup retired chunk kt - 1, whose stage refills now
-        // The chunk S - 1 ahead: this tile's, else (persistent) the next tile's, whose sources
-        // replace this tile's once none of this tile's chunks is left to issue.
-        const int c = kt + S - 1;
-        if (c < kchunks) {
-          issue(c, (u + c) % S, true);
-        } else {
-          if (has_next && c == kchunks) sources(tn, b ^ 1);
-          issue(c - kchunks, (u + c) % S, has_next);
-        }
+        issue_ahead(kt + S - 1);  // the chunk S - 1 ahead
         mma_chunk(kt, no_a, no_a);  // (A by descriptor)
         wgmma_wait<0>();
       }

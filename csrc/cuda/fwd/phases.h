@@ -117,9 +117,9 @@ struct FwdArgs {
   // channel, so A arrives M-major (16-bit: read so; TF32: transposed in shared memory) and the
   // columns run (co, td, th, tw).
   int x_mn = 0;
-  // The non-overlapping kernel in 16-bit only: 1 reads B straight from w (N-major, wp = w,
-  // K rows ws0 elements apart) instead of the packed weight; the host checks that w holds each
-  // K row's columns contiguously in the kernel's order.
+  // The non-overlapping kernel (16-bit, 3xTF32, and TF32 with NCDHW x): 1 reads B straight
+  // from w (wp = w, K rows ws0 elements apart) instead of the packed weight; the host checks
+  // that w holds each K row's columns contiguously in the kernel's order (w_direct_ok).
   int w_direct = 0;
   int64_t ws0 = 0;
   // The non-overlapping kernel only: its tables' divisors as magic numbers (set_pw_divs): x's
@@ -127,8 +127,8 @@ struct FwdArgs {
   // channel).
   DivMagic div_x[3], div_k[3], div_cog;
   // The non-overlapping kernel only: its number of tiles (m_tiles x n_tiles x groups), and 1 to
-  // run 16-bit tiles on persistent CTAs (a grid of as many CTAs as fit at once, each looping
-  // over every gridDim-th tile) instead of one CTA per tile.
+  // run 16-bit and 3xTF32 tiles on persistent CTAs (a grid of as many CTAs as fit at once,
+  // each looping over every gridDim-th tile) instead of one CTA per tile.
   int tiles = 0;
   int persist = 0;
   // The non-overlapping kernel in TF32 only: 1 runs the two-stage ("lean") kernel, two CTAs per

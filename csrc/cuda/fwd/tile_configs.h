@@ -288,7 +288,7 @@ constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long 
 inline constexpr int kPwBns[] = {64, 128, 256};
 constexpr int kPwBm = 128;
 constexpr int kPwStages = 3;         // TF32: one tile per CTA
-constexpr int kPwStagesPersist = 2;  // 16-bit: persistent CTAs, one chunk ahead
+constexpr int kPwStagesPersist = 2;  // persistent CTAs (16-bit, 3xTF32), one chunk ahead
 // TF32 "lean" CTAs: two stages where three would leave one CTA per SM and two leave two (NCDHW
 // x adds the transposed A buffer, B from w the transposed B buffer). The second CTA's loads and
 // epilogue then overlap this one's MMAs, which is worth more than a deeper prefetch on long K
@@ -307,14 +307,14 @@ constexpr int kPwBkBytes = 128;
 constexpr bool pw_persistent(int elem_bytes, int split = 1) {
   return elem_bytes == 2 || split == 2;
 }
-// Stages: 16-bit persistent two, TF32 three (lean: two). 3xTF32 (split 2: big and small copies
-// of B, A staged once) two: a third fits (A has no K-major buffers) and the K loop takes any
-// count, but three measured 0-5 % slower than two on suite cases 9 and 10 (H100, 2026-11-27).
+// Stages: persistent (16-bit, 3xTF32) two, TF32 three (lean: two). For 3xTF32 (split 2: big
+// and small copies of B, A staged once) a third fits (A has no K-major buffers) and the K loop
+// takes any count, but three measured 0-5 % slower than two on suite cases 9 and 10 (H100,
+// 2026-11-27).
 constexpr int pw_stages(int elem_bytes, int split, bool lean = false) {
-  return pw_persistent(elem_bytes) ? kPwStagesPersist
-         : split == 2              ? 2
-         : lean                    ? kPwStagesLean
-                                   : kPwStages;
+  return pw_persistent(elem_bytes, split) ? kPwStagesPersist
+         : lean                           ? kPwStagesLean
+                                          : kPwStages;
 }
 // K-major A buffers with NCDHW x (TF32's transposed A). 3xTF32 reads its A fragments from
 // the staged chunk into registers: none.

@@ -8,7 +8,9 @@ them:
 - a call on x, w gives the same bits as a call on x, w rounded to TF32 beforehand (and not the
   same as on x, w truncated, so the check can see a kernel that truncates);
 - NaN inputs whose high mantissa bits are all ones (CUDA's 0x7fffffff and its negation) give
-  NaN exactly where the fp64 reference does: the add must not carry them into a zero.
+  NaN exactly where the fp64 reference does: the add must not carry them into a zero. The same
+  holds in strict fp32 (TF32 disallowed), whose 3xTF32 kernels split each operand into big and
+  small TF32 parts, for such NaNs in x and in w.
 Outputs start as NaN (conftest), so an unwritten element also fails the NaN check."""
 import pytest
 import torch
@@ -25,6 +27,8 @@ KERNELS = {
     "twg": ({"CONVT3D_TWG": "1"}, SUITE_SMALL[11], ["ncdhw", "cl"]),
     "twg_cpasync": ({"CONVT3D_TWG": "1", "CONVT3D_TWG_TMA": "0"}, SUITE_SMALL[11], ["cl"]),
     "pw": ({"CONVT3D_PW": "1"}, SUITE_SMALL[9], ["cl"]),
+    # NCDHW x read by positions (suite case 9's shape: D*H*W a multiple of the 16-byte runs)
+    "pw_mn": ({"CONVT3D_PW": "1"}, SUITE_SMALL[8], ["ncdhw"]),
 }
 CASES = [(k, lay) for k, (_, _, lays) in KERNELS.items() for lay in lays]
 
@@ -57,12 +61,12 @@ def _inputs(spec, layout, seed):
     return x, w, b
 
 
-def _call(x, w, b, spec, layout):
+def _call(x, w, b, spec, layout, tf32=True):
     s, p, op, d, g = geometry_args(spec)
     x = x.cuda()
     if layout == "cl":
         x = x.contiguous(memory_format=torch.channels_last_3d)
-    with allow_tf32(True):
+    with allow_tf32(tf32):
         path = ops._forward_path(x, w.cuda(), s, p, op, d, g)
         y = ic.conv_transpose3d(x, w.cuda(), None if b is None else b.cuda(), s, p, op, g, d)
     return path, y.cpu()
@@ -83,6 +87,8 @@ def _check_path(path, kernel):
         raise AssertionError(f"{kernel} forced, {path} ran")
     if kernel == "twg_cpasync":
         assert not path.endswith("_tma"), path
+    if kernel == "pw_mn":
+        assert "_mn" in path, path
 
 
 def test_rounding_helpers():
@@ -112,13 +118,41 @@ def test_tf32_operands_round_to_nearest(kernel, layout, monkeypatch):
 def test_tf32_keeps_all_ones_nans(kernel, layout, monkeypatch):
     spec = _force(kernel, monkeypatch)
     x, w, b = _inputs(spec, layout, seed=2)
-    flat = x.view(-1).view(torch.int32)
-    flat[x.numel() // 3] = 0x7FFFFFFF       # CUDA's NaN: +0x1000 would carry it to -0.0
-    flat[2 * x.numel() // 3] = -1           # 0xffffffff, its negation: would wrap to +0.0
+    _all_ones_nans(x)
     path, y = _call(x, w, b, spec, layout)
     _check_path(path, kernel)
+    _assert_nans_where_reference(path, x, w, b, y, spec)
+
+
+def _all_ones_nans(t):
+    flat = t.view(-1).view(torch.int32)
+    flat[t.numel() // 3] = 0x7FFFFFFF       # CUDA's NaN: +0x1000 would carry it to -0.0
+    flat[2 * t.numel() // 3] = -1           # 0xffffffff, its negation: would wrap to +0.0
+
+
+def _assert_nans_where_reference(path, x, w, b, y, spec):
     s, p, op, d, g = geometry_args(spec)
     ref = F.conv_transpose3d(x.double(), w.double(), None if b is None else b.double(),
                              s, p, op, g, d)
     assert torch.isnan(ref).any()
     assert torch.equal(torch.isnan(y), torch.isnan(ref)), f"{path}: NaN lost or invented"
+
+
+# Strict fp32: every family with x poisoned; pw (either x layout, B split in the kernel) also
+# with w poisoned. (The box kernels multiply a NaN weight by the zeros that pad x at y's
+# border, which the reference never does, so a NaN in w spreads there in any precision.)
+STRICT_CASES = [(k, lay, "x") for k, lay in CASES] + [("pw", "cl", "w"), ("pw_mn", "ncdhw", "w")]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("kernel,layout,operand", STRICT_CASES)
+def test_strict_fp32_keeps_all_ones_nans(kernel, layout, operand, monkeypatch):
+    """3xTF32: big = x rounded, small = x - big rounded. An all-ones NaN makes big +-0 and small
+    the canonical NaN, whose rounding add must not carry it into -0 (split_tf32)."""
+    spec = _force(kernel, monkeypatch)
+    x, w, b = _inputs(spec, layout, seed=3)
+    _all_ones_nans(x if operand == "x" else w)
+    path, y = _call(x, w, b, spec, layout, tf32=False)
+    _check_path(path, kernel)
+    assert "3xtf32" in path, path
+    _assert_nans_where_reference(path, x, w, b, y, spec)

@@ -38,6 +38,8 @@
 // Every y element is written once, by one thread; no atomics.
 #pragma once
 
+#include <climits>
+
 #include "launch.h"
 #include "resident.h"
 #include "smem_attr.h"
@@ -82,7 +84,9 @@ struct PwCfg {
 // would truncate; the weight repack rounds the same way). Chunk (row r, 16-byte chunk c) = K
 // rows 4 c .. 4 c + 3 of r: consecutive threads read consecutive rows and write 8 distinct
 // swizzled slots per quarter warp. SPLIT (3xTF32, B read from w): the big parts, and the small
-// ones ROWS x 128 bytes on (tf32_split4, as the repacked B is split).
+// ones ROWS x 128 bytes on (split_tf32, as A and the repacked B are split: small keeps its low
+// bits for the tensor core to drop; masked, as tf32_split4 does, it cost 4 more instructions an
+// element).
 template <int ROWS, int NT, bool SPLIT = false>
 __device__ __forceinline__ void pw_transpose_tf32(const float* stg, unsigned char* dst) {
   constexpr int kPl = kPwBkBytes / kChunkBytes;
@@ -93,11 +97,10 @@ __device__ __forceinline__ void pw_transpose_tf32(const float* stg, unsigned cha
     unsigned char* d = dst + r * kPwBkBytes + ((c ^ (r % 8)) * kChunkBytes);
     if constexpr (SPLIT) {
       uint4 big, small;
-      tf32_split4(make_uint4(__float_as_uint(stg[(4 * c + 0) * ROWS + r]),
-                             __float_as_uint(stg[(4 * c + 1) * ROWS + r]),
-                             __float_as_uint(stg[(4 * c + 2) * ROWS + r]),
-                             __float_as_uint(stg[(4 * c + 3) * ROWS + r])),
-                  big, small);
+      split_tf32(__float_as_uint(stg[(4 * c + 0) * ROWS + r]), big.x, small.x);
+      split_tf32(__float_as_uint(stg[(4 * c + 1) * ROWS + r]), big.y, small.y);
+      split_tf32(__float_as_uint(stg[(4 * c + 2) * ROWS + r]), big.z, small.z);
+      split_tf32(__float_as_uint(stg[(4 * c + 3) * ROWS + r]), big.w, small.w);
       *reinterpret_cast<uint4*>(d) = big;
       *reinterpret_cast<uint4*>(d + ROWS * kPwBkBytes) = small;
     } else {
@@ -306,23 +309,43 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   auto a_row = [&](int j) { return C::X3 ? 16 * warp + 4 * j + lane / 8 : r_base + C::RS * j; };
   const T* a_src[C::PA];
   const T* b_src[WD ? 1 : C::PB];
+  // LIM (3xTF32): XMN A's and WD B's source is, per tile, the thread's first K row, always a
+  // valid address (x or w where the rows lie outside), with the limit a_lim / b_lim on the
+  // K rows past it, beyond which the copies zero-fill. A copy's source is then that plus a
+  // channel offset the same for every thread, with no select: ptxas had put per-thread 64-bit
+  // multiplies under each copy's predicate (some 14 instructions a copy, 8 copies per chunk;
+  // the K loop is now 31 % fewer instructions with NCDHW x). The other modes keep null sources:
+  // the limits' registers made 16-bit BN 64 kernels (64 registers) spill.
+  constexpr bool LIM = C::X3;
+  int a_lim = 0, b_lim = 0;
   // Sources of tile t, from table set b (built and published by a barrier before).
   auto sources = [&](int t, int b) {
     const Tile tl = tile_of(t);
 #pragma unroll
     for (int j = 0; j < C::PA; ++j) {
       if constexpr (XMN) {
-        const int64_t xo = s_quad(b)[pc * C::KRUN / 4].x;
-        a_src[j] = xo >= 0 ? x + xo : nullptr;  // one position chunk for every K row
+        const int64_t xo = s_quad(b)[pc * C::KRUN / 4].x;  // one position chunk, every K row
+        if constexpr (LIM) {
+          a_src[j] = x + (xo >= 0 ? xo + int64_t(k_base) * a.xs[1] : 0);
+          a_lim = xo >= 0 ? a.cin_g - k_base : INT_MIN;
+        } else {
+          a_src[j] = xo >= 0 ? x + xo : nullptr;
+        }
       } else {
         const int64_t xo = s_row(b)[a_row(j)].x;
         a_src[j] = xo >= 0 ? x + (xo + kc * C::KRUN) : nullptr;
       }
     }
     if constexpr (WD) {
-      b_src[0] = tl.n0 + wc * C::KRUN < ncols
-                     ? wp + ((int64_t(tl.g) * a.cin_g + wk) * a.ws0 + tl.n0 + wc * C::KRUN)
-                     : nullptr;
+      if constexpr (LIM) {
+        const bool in = tl.n0 + wc * C::KRUN < ncols;
+        b_src[0] = wp + (in ? (int64_t(tl.g) * a.cin_g + wk) * a.ws0 + tl.n0 + wc * C::KRUN : 0);
+        b_lim = in ? a.cin_g - wk : INT_MIN;
+      } else {
+        b_src[0] = tl.n0 + wc * C::KRUN < ncols
+                       ? wp + ((int64_t(tl.g) * a.cin_g + wk) * a.ws0 + tl.n0 + wc * C::KRUN)
+                       : nullptr;
+      }
     } else {
 #pragma unroll
       for (int j = 0; j < C::PB; ++j) {
@@ -353,17 +376,25 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     if (load && c < kchunks) {
       const uint32_t a_st = sa + st * C::kStage, b_st = a_st + kBLoad;
       const bool ci_ok = c * BK + kc * C::KRUN < a.cin_g;
+      // LIM: this chunk's sources, a K row step apart
+      const T* a_c = LIM && XMN ? a_src[0] + int64_t(c * BK) * a.xs[1] : nullptr;
+      const T* b_c = LIM && WD ? b_src[0] + int64_t(c * BK) * a.ws0 : nullptr;
 #pragma unroll
       for (int j = 0; j < C::PA; ++j) {
         if constexpr (XMN) {
           // K row k (channel c * BK + k) of position chunk pc: 16-bit into warpgroup block
           // pc / 8 (swizzled), TF32 into the staging rows [k][BM].
-          const int k = k_base + kKStep * j, ci = c * BK + k;
-          const bool ok = (ci < a.cin_g) & (a_src[0] != nullptr);
+          const int k = k_base + kKStep * j, kk = c * BK + kKStep * j;
           const uint32_t dst = XT ? k * (BM * 4) + xt_chunk(pc, k) * kChunkBytes
                                   : (pc / 8) * (BK * kPwBkBytes) + k * kPwBkBytes +
                                         (((pc % 8) ^ (k % 8)) * kChunkBytes);
-          cp_async_16(a_st + dst, ok ? a_src[0] + int64_t(ci) * a.xs[1] : x, ok ? 16 : 0);
+          if constexpr (LIM) {
+            cp_async_16(a_st + dst, a_c + j * (int64_t(kKStep) * a.xs[1]), kk < a_lim ? 16 : 0);
+          } else {
+            const int ci = c * BK + k;
+            const bool ok = (ci < a.cin_g) & (a_src[0] != nullptr);
+            cp_async_16(a_st + dst, ok ? a_src[0] + int64_t(ci) * a.xs[1] : x, ok ? 16 : 0);
+          }
         } else {
           const bool ok = ci_ok & (a_src[j] != nullptr);
           const int a_sw = C::X3 ? (kc ^ (a_row(j) % 8)) * kChunkBytes : swz;
@@ -374,10 +405,16 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
 #pragma unroll
       for (int j = 0; j < C::PB; ++j) {
         if constexpr (WD) {
-          const int k = c * BK + wk + kWStep * j;
-          const bool ok = (k < a.cin_g) & (b_src[0] != nullptr);
-          cp_async_16(b_st + wd_dst + kWStep * j * kWRowB,
-                      ok ? b_src[0] + int64_t(c * BK + kWStep * j) * a.ws0 : wp, ok ? 16 : 0);
+          const int kk = c * BK + kWStep * j;
+          if constexpr (LIM) {
+            cp_async_16(b_st + wd_dst + kWStep * j * kWRowB,
+                        b_c + j * (int64_t(kWStep) * a.ws0), kk < b_lim ? 16 : 0);
+          } else {
+            const int k = c * BK + wk + kWStep * j;
+            const bool ok = (k < a.cin_g) & (b_src[0] != nullptr);
+            cp_async_16(b_st + wd_dst + kWStep * j * kWRowB,
+                        ok ? b_src[0] + int64_t(c * BK + kWStep * j) * a.ws0 : wp, ok ? 16 : 0);
+          }
         } else {
           const bool ok = ci_ok & (b_src[j] != nullptr);
           const uint32_t dst = b_st + (r_base + C::RS * j) * kPwBkBytes + swz;
@@ -457,8 +494,12 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       // kSmallB bytes on. A is split in registers (load_a).
       auto split_row = [&](int off) {
         uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStage + off);
+        const uint4 v = *q;
         uint4 big, small;
-        tf32_split4(*q, big, small);
+        split_tf32(v.x, big.x, small.x);
+        split_tf32(v.y, big.y, small.y);
+        split_tf32(v.z, big.z, small.z);
+        split_tf32(v.w, big.w, small.w);
         *q = big;
         *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(q) + C::kSmallB) = small;
       };

@@ -109,12 +109,17 @@ __device__ __forceinline__ void store_pair(T* p, T lo, T hi) {
 }
 
 // 3xTF32 split x = big + small, both rounded to nearest TF32. The tensor core ignores the low
-// 13 mantissa bits of a TF32 operand (nvcc 13 compiles cvt.rna.tf32 for sm_90 to "+0x1000"
-// without masking, as CUTLASS's round_half_ulp_truncate does), so rounding is one integer add;
-// big is masked because x - big must be exact. A NaN still propagates through small.
+// 13 mantissa bits of a TF32 operand, so rounding is one integer add of half a TF32 ulp (as
+// CUTLASS's round_half_ulp_truncate); big is masked because x - big must be exact. A NaN whose
+// high mantissa bits are all ones (CUDA's 0x7fffffff, and its negation) carries into big = +-0,
+// and small is then the canonical NaN 0x7fffffff, which the plain add would carry into -0: the
+// NaN was lost (tests/test_tf32_rounding.py, strict fp32). small's add is therefore
+// max(s + 0x1000, s) in signed 32-bit (one VIADDMNMX on sm_90): the same bits for every finite
+// s, and 0x7fffffff, whose add wraps negative, stays NaN.
 __device__ __forceinline__ void split_tf32(uint32_t x, uint32_t& big, uint32_t& small) {
   big = (x + 0x1000u) & 0xffffe000u;
-  small = __float_as_uint(__uint_as_float(x) - __uint_as_float(big)) + 0x1000u;
+  const int s = __float_as_int(__uint_as_float(x) - __uint_as_float(big));
+  small = static_cast<uint32_t>(__viaddmax_s32(s, 0x1000, s));
 }
 
 // One warp multiplies one 64-byte K stage: acc[MT][NTL] (m16 x n8 fragments) += A x B^T.

@@ -28,7 +28,7 @@
 // big and small TF32 parts there; each stage also holds B's small parts, split in shared
 // memory (the repack keeps B in full fp32, so the packed weight is no larger than TF32's: the
 // issue's 5 % memory bound). A K step is three wgmmas, a_small b_big, a_big b_small and
-// a_big b_big, into part, which is added into acc with IEEE adds after every chunk (the
+// a_big b_big, into part, which is added into acc with IEEE adds after every kFold chunks (the
 // tensor core truncates as it accumulates). Chunk kt + 1's A is loaded and its B split while
 // chunk kt's wgmmas run. Before, A was split in shared memory too and the small products went
 // to a third accumulator set. By a byte count, A's shared-memory traffic (its split, and
@@ -68,6 +68,9 @@ struct PwCfg {
   static constexpr int kStageA = BM * kPwBkBytes, kStageB = BN * kPwBkBytes;
   static constexpr int kStage = pw_stage_bytes(BN, int(sizeof(T)), kSplit);  // A, B (, slack)
   static constexpr int kSmallB = kStageB;  // 3xTF32: B's small copy, this far after B
+  // 3xTF32: chunks whose products chain in part (the tensor core's truncating accumulation)
+  // before an IEEE fold into acc: twg's K span (kTwgX3FoldK K steps), whose error it measured.
+  static constexpr int kFold = kTwgX3FoldK / (PL / 2);
   static constexpr int RS = NT / PL;                      // rows one pass of copies covers
   static constexpr int PA = BM / RS, PB = BN / RS;        // copies per thread and stage
   static_assert(PA * RS == BM && PB * RS == BN, "stage split");
@@ -426,9 +429,9 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   };
 
   float acc[1][BN / 8][4];  // one 64-row wgmma tile per warpgroup
-  // 3xTF32: one chunk's products, big and small (added into acc with IEEE adds after each
-  // chunk: the tensor core truncates as it accumulates). part is zeroed once only: each
-  // chunk's first wgmma restarts it (scale-d 0).
+  // 3xTF32: kFold chunks' products, big and small (added into acc with IEEE adds after them:
+  // the tensor core truncates as it accumulates). part is zeroed once only: the first wgmma
+  // after a fold restarts it (scale-d 0).
   float part[1][C::X3 ? BN / 8 : 1][4];
   zero_acc(part);
 
@@ -544,7 +547,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     for (int ks = 0; ks < PL / 2; ++ks) {
       const uint64_t db = db0 + uint64_t((st * kBStage + ks * kBStep) >> 4);
       if constexpr (C::X3) {
-        wgmma_rs_scaled<BN>(part[0], small[ks], db, ks);
+        wgmma_rs_scaled<BN>(part[0], small[ks], db, ks != 0 || kt % C::kFold != 0);
         wgmma_rs_scaled<BN>(part[0], big[ks], db + uint64_t(C::kSmallB >> 4), 1);
         wgmma_rs_scaled<BN>(part[0], big[ks], db, 1);
       } else {
@@ -597,7 +600,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
           prepare(kt + 1);
         }
         wgmma_wait<0>();
-        fold_partial(acc, part);
+        if ((kt + 1) % C::kFold == 0 || kt + 1 == kchunks) fold_partial(acc, part);
         fence_proxy_async();  // the split's stores (generic proxy) -> wgmma reads (async proxy)
         __syncthreads();      // chunk kt + 1 split by every thread; chunk kt retired
         issue_ahead(kt + S);

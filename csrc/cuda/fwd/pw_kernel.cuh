@@ -387,11 +387,12 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
         if constexpr (XMN) {
           // K row k (channel c * BK + k) of position chunk pc: 16-bit into warpgroup block
           // pc / 8 (swizzled), TF32 into the staging rows [k][BM].
-          const int k = k_base + kKStep * j, kk = c * BK + kKStep * j;
+          const int k = k_base + kKStep * j;
           const uint32_t dst = XT ? k * (BM * 4) + xt_chunk(pc, k) * kChunkBytes
                                   : (pc / 8) * (BK * kPwBkBytes) + k * kPwBkBytes +
                                         (((pc % 8) ^ (k % 8)) * kChunkBytes);
           if constexpr (LIM) {
+            const int kk = c * BK + kKStep * j;  // (k_base's K rows are in a_lim)
             cp_async_16(a_st + dst, a_c + j * (int64_t(kKStep) * a.xs[1]), kk < a_lim ? 16 : 0);
           } else {
             const int ci = c * BK + k;
@@ -408,8 +409,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
 #pragma unroll
       for (int j = 0; j < C::PB; ++j) {
         if constexpr (WD) {
-          const int kk = c * BK + kWStep * j;
           if constexpr (LIM) {
+            const int kk = c * BK + kWStep * j;  // (wk's K rows are in b_lim)
             cp_async_16(b_st + wd_dst + kWStep * j * kWRowB,
                         b_c + j * (int64_t(kWStep) * a.ws0), kk < b_lim ? 16 : 0);
           } else {
@@ -497,12 +498,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       // kSmallB bytes on. A is split in registers (load_a).
       auto split_row = [&](int off) {
         uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStage + off);
-        const uint4 v = *q;
         uint4 big, small;
-        split_tf32(v.x, big.x, small.x);
-        split_tf32(v.y, big.y, small.y);
-        split_tf32(v.z, big.z, small.z);
-        split_tf32(v.w, big.w, small.w);
+        split_tf32_4(*q, big, small);
         *q = big;
         *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(q) + C::kSmallB) = small;
       };

@@ -122,6 +122,14 @@ __device__ __forceinline__ void split_tf32(uint32_t x, uint32_t& big, uint32_t& 
   small = static_cast<uint32_t>(__viaddmax_s32(s, 0x1000, s));
 }
 
+// split_tf32 on 16 bytes (pw's repacked B, split in place in shared memory).
+__device__ __forceinline__ void split_tf32_4(uint4 v, uint4& big, uint4& small) {
+  split_tf32(v.x, big.x, small.x);
+  split_tf32(v.y, big.y, small.y);
+  split_tf32(v.z, big.z, small.z);
+  split_tf32(v.w, big.w, small.w);
+}
+
 // The same with small masked too, for operands stored to shared memory: exact TF32 bits, as
 // tf32_split_bits gives (unmasked low bits cost a compute-bound TF32 kernel 4-6 %, likely in
 // the tensor core's power: mma.cuh), in 5 instructions where tf32_split_bits takes 9.

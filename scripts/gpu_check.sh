@@ -37,8 +37,9 @@ fi
 
 if [[ ",$STAGES," == *",tests,"* ]]; then
   t0=$(date +%s)
-  # shellcheck disable=SC2086
-  python3 -m pytest ${PYTEST_ARGS:-tests} -q -ra -p no:cacheprovider --junitxml="$OUT/junit.xml" >"$OUT/pytest.log" 2>&1
+  # (eval: PYTEST_ARGS may quote, e.g. -k 'a or b')
+  eval "python3 -m pytest ${PYTEST_ARGS:-tests} -q -ra -p no:cacheprovider --junitxml=\"$OUT/junit.xml\"" \
+    >"$OUT/pytest.log" 2>&1
   rc=$?
   grep -E "^(FAILED|ERROR)" "$OUT/pytest.log" | head -40
   summary+=("tests: rc=$rc in $(( $(date +%s) - t0 )) s: $(tail -1 "$OUT/pytest.log")")

@@ -1,7 +1,7 @@
-"""Ranks the SASS instructions of a Nsight Compute source-page CSV (scripts/ncu_source.sh) by
-warp stall samples, with each one's main stall reasons; --range LO:HI (hex offsets from the
-kernel's first instruction, repeatable) sums the samples of address ranges, e.g. a loop that
-scripts/ncu_source_top.py's listing or cuobjdump shows.
+"""Ranks the SASS instructions of a Nsight Compute source-page CSV (`NCU_SOURCE=1
+scripts/ncu_cases.sh`) by warp stall samples, with each one's main stall reasons; --range
+LO:HI (hex offsets from the kernel's first instruction, repeatable) sums the samples of
+address ranges, e.g. a loop that this listing or cuobjdump shows.
 
     python scripts/ncu_source_top.py ncu_12_fp32_ncdhw.csv --top 20 --range 96c0:a4d0
 """

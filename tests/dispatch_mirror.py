@@ -462,8 +462,9 @@ def pw_lean(spec, mode, bn, mn, wd, dense=False):
 
 def w_direct(spec, mode, mn, w=None, dense=False):
     """Mirror of w_direct_ok (forward_cuda.cpp): pw reads B straight from w (TF32: transposed
-    in shared memory, with NCDHW x only; 3xTF32: transposed as it is split, with either x) when each of w's K rows holds its taps x Cout/g
-    columns contiguously in the kernel's order, (tap, co) (channels_last w) or with NCDHW x (co, tap) (contiguous w),
+    in shared memory, with NCDHW x only; 3xTF32: transposed as it is split, with either x)
+    when each of w's K rows holds its taps x Cout/g columns contiguously in the kernel's
+    order, (tap, co) (channels_last w) or with NCDHW x (co, tap) (contiguous w),
     size-1 dims excepted; w's data and K rows 16-byte aligned, the columns whole 16-byte
     chunks; not densified and not CONVT3D_PW_WDIRECT=0. w None: a contiguous w."""
     _, cin, cout, _, k, _, _, _, _, g, _ = spec

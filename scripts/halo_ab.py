@@ -7,7 +7,8 @@ four slices per CTA, CONVT3D_TWG_SLICES; twg_j1/j2/j4 (and j2s2/j4s2 with two sl
 or 4 stacked depth planes per warpgroup, CONVT3D_TWG_STACK; twg_w/w2/w4: stacked w taps,
 CONVT3D_TWG_WSTACK=1; twg_cpasync: its channels_last box by cp.async instead
 of TMA, CONVT3D_TWG_TMA=0; bqwN: twg tiles N outputs wide, CONVT3D_TWG_BQW=N; nolong: 3xTF32
-twg without long weight stages, CONVT3D_TWG_LONG=0; columns join by "+", e.g. bqw16+nolong),
+twg without long weight stages, CONVT3D_TWG_LONG=0; nostage: 3xTF32 twg's NCDHW boxes by the
+scalar loader, not staged by TMA, CONVT3D_TWG_STAGE=0; columns join by "+", e.g. bqw16+nolong),
 the automatic choice with every twg box that fits streamed
 (auto_stream, CONVT3D_BOX_STREAM=1) or none (auto_reload), the non-overlapping
 kernel (CONVT3D_PW=1, kernel == stride, sm_90; pw64/128/256 fix its BN; pw_lean / pw_full: TF32 with
@@ -37,7 +38,7 @@ from inductor_convt3d.bench.suite import get_cases
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENSE", "CONVT3D_TWG",
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_TWG_WSTACK",
-            "CONVT3D_TWG_BQW", "CONVT3D_TWG_LONG", "CONVT3D_PW",
+            "CONVT3D_TWG_BQW", "CONVT3D_TWG_LONG", "CONVT3D_TWG_STAGE", "CONVT3D_PW",
             "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PW_LEAN",
             "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR", "CONVT3D_DENSE_SKIP")
 VARIANTS = {  # column -> the switches it sets (the others unset)
@@ -66,6 +67,7 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "twg_w4s2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_STACK": "4", "CONVT3D_TWG_WSTACK": "1",
                  "CONVT3D_TWG_SLICES": "2"},
     "nolong": {"CONVT3D_TWG_LONG": "0"},  # 3xTF32 twg without long weight stages
+    "nostage": {"CONVT3D_TWG_STAGE": "0"},  # 3xTF32 twg: NCDHW boxes by the scalar loader
     "pw": {"CONVT3D_PW": "1"},
     "pw64": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "64"},
     "pw128": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "128"},
@@ -168,7 +170,7 @@ def main():
                 path = torch.ops.convt3d._forward_path(xl, wl, *call[3:])
                 # which kernel each forced twg column ran
                 extra = "".join(f"  {v}: {ran[v]}" for v in variants
-                                if v.startswith(("twg", "auto_", "bqw", "nolong")))
+                                if v.startswith(("twg", "auto_", "bqw", "nolong", "nostage")))
                 print(f"{c.id:>4} {prec:>5} {layout:>6} " +
                       " ".join(f"{res[v]:>9.4f}" for v in variants) + f"  {path}{extra}")
 

@@ -168,19 +168,19 @@ TWG_TILE_PAD = 4  # tile_configs.h: kTwgTilePad
 
 
 def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1, wstack=False,
-             long_stage=False):
-    """twg_smem_bytes (tile_configs.h): eight mbarriers and the row and tap tables, then (at the
+             long_stage=False, stage_bytes=0):
+    """twg_smem_bytes (tile_configs.h): ten mbarriers and the row and tap tables, then (at the
     next 512-byte boundary: the swizzle's period) 3 stages (twg_stages: 2 for 3xTF32) of
     2 x slices taps (4 x slices with long_stage) x 4 KB of weights and the boxes of pos_pad
     rows (twg_box_rows; both twice with split 2: 3xTF32's big and small copies), or the
     epilogue tile of bm rows of 64 / stack + 4 fp32 if larger (one per block when the blocks
-    are w taps)."""
+    are w taps); a staged box's staging buffer (stage_bytes) follows the boxes."""
     planes = 1 if wstack else stack
-    head = -(-(8 * 8 + 8 * slices * planes * nr + 4 * tap_cap) // 128) * 128  # twg_head_bytes
+    head = -(-(8 * 10 + 8 * slices * planes * nr + 4 * tap_cap) // 128) * 128  # twg_head_bytes
     stages = 2 if split == 2 else 3
     taps = (4 if long_stage else 2) * slices  # twg_taps_per_stage
-    return head + 512 + max(split * (stages * taps * 4096 + box_bufs * 4 * pos_pad * 16),
-                            4 * bm * (stack if wstack else 1) * (64 // stack + TWG_TILE_PAD))
+    main = split * (stages * taps * 4096 + box_bufs * 4 * pos_pad * 16) + stage_bytes
+    return head + 512 + max(main, 4 * bm * (stack if wstack else 1) * (64 // stack + TWG_TILE_PAD))
 
 
 TWG_TWO_SLICE_K = 96  # forward_cuda.cpp: kTwgTwoSliceK
@@ -342,7 +342,29 @@ def twg_run(spec, mode, kvec=True, y_ncdhw=False):
     long_ok = x3 and best[5] == 1 and os.environ.get("CONVT3D_TWG_LONG") != "0"
     long_stage = long_ok and twg_smem(best[1], bm, pos_pad, tap_cap, 2 if stream else 1,
                                       sl, 1, split, False, True) <= TWG_SMEM_CAP[4]
-    return best[1], stream, sl, best[2], best[3], best[5], best[6], long_stage
+    return best[1], stream, sl, best[2], best[3], best[5], best[6], long_stage, best[7]
+
+
+def twg_stage(x, spec, mode, kvec, run):
+    """The staged box of plan_twg (forward_cuda.cpp: twg_stage_ok, twg_stage_bytes): 3xTF32 with
+    the scalar loader (kvec False), a streamed unstacked box, x's w stride 1, its other
+    strides and its data pointer multiples of 16 bytes, and the staging buffer (16 channels of the box spanning the
+    largest span per axis, w lines rounded up to 16 bytes plus 3 columns) fitting beside the
+    plan's shared memory; CONVT3D_TWG_STAGE=0 never. run: twg_run's tuple."""
+    if mode != "3xtf32" or kvec or not run[1] or run[5] != 1:
+        return False
+    if os.environ.get("CONVT3D_TWG_STAGE") == "0" or x.stride(4) != 1 or x.data_ptr() % 16:
+        return False
+    if any(x.stride(i) * 4 % 16 for i in range(4)):
+        return False
+    nr, sl, bqh, bqw = run[0], run[2], run[3], run[4]
+    hd, hh = sl + max_span(spec, 0), bqh + max_span(spec, 1)
+    bw = (bqw + max_span(spec, 2) + 6) // 4 * 4  # twg_stage_w
+    if max(hd, hh, bw) > 256:
+        return False
+    bm, pos_pad, tap_cap = run[8]
+    return twg_smem(nr, bm, pos_pad, tap_cap, 2, sl, 1, 2, False, run[7],
+                    16 * hd * hh * bw * 4) <= TWG_SMEM_CAP[4]
 
 
 def tma_strides_ok(x, spec, mode, kvec):
@@ -592,7 +614,8 @@ def kernel_path(x, spec, mode, w=None):
             sl = "_s2" if run[2] == 2 else ""
             stack = f"_{'w' if run[6] else 'j'}{run[5]}" if run[5] > 1 else ""
             long_stage = "_long" if run[7] else ""
-            box = "tma" if twg_tma(x, spec, mode, kvec, *run[2:7]) else loader
+            box = ("tma" if twg_tma(x, spec, mode, kvec, *run[2:7])
+                   else "stage" if twg_stage(x, spec, mode, kvec, run) else loader)
             return f"twg_{mode}_n{run[0]}{sl}{stack}{long_stage}{stream}_{box}{suffix}"
     if kind == "fused_pair":
         return f"fused_{mode}_bn32_{loader}_pair{suffix}"

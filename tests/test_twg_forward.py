@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import inductor_convt3d as ic
-from dispatch_mirror import twg_run, twg_stack_ok, twg_wstack_ok
+from dispatch_mirror import twg_run, twg_stack_ok, twg_stage, twg_wstack_ok
 from test_fast_forward import (HALO_PHASE_CASES, LAYOUTS, SUITE_SMALL, allow_tf32,
                                assert_bitwise_repeatable, geometry_args, make, ops, run)
 
@@ -135,7 +135,7 @@ def run_twg_stream(spec, precision, layout, stream, monkeypatch):
         monkeypatch.setenv("CONVT3D_BOX_STREAM", stream)
     path = path_after_run(spec, precision, layout)
     if path.startswith("twg_"):
-        kvec = "_mfast" not in path
+        kvec = "_mfast" not in path and "_stage" not in path  # not the scalar loader's box
         assert kvec == (layout == "cl"), path
         streams = twg_run(spec, precision[3], kvec, layout == "ncdhw")[1]  # a second buffer fits
         assert ("_stream_" in path) == streams, path
@@ -197,6 +197,54 @@ def test_twg_tma_box_matches_cpasync(case, layout, precision, monkeypatch):
             with allow_tf32(precision[1]):
                 path = ops._forward_path(x, w, *geometry_args(spec))
             assert path.endswith("_tma") == (tma == "1"), path
+    assert torch.equal(ys[0], ys[1])
+
+
+STAGE_SPECS = [  # strict fp32, NCDHW x, several channel chunks (a streamed box)
+    # suite case 12's shape: 1 or 2 taps per axis by phase (the staged box spans the largest)
+    (2, 64, 64, (5, 6, 8), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True),
+    # suite case 11's shape: 8 phases of 2 x 2 x 2 taps, 8 chunks, the suite's tile (bqw 16)
+    (2, 128, 56, (4, 14, 16), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False),
+    # the same with long weight stages (a tile of bqw 8), then one whose staging buffer does
+    # not fit beside them (scalar loader)
+    (1, 128, 56, (3, 8, 16), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False),
+    (1, 128, 56, (5, 6, 12), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False),
+    # two groups of 40 channels: a partial last chunk whose channels past Cin/g are the next
+    # group's (zeroed by the split) or past Cin (zero-filled by the TMA)
+    (1, 80, 96, (4, 5, 8), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 2, True),
+    # dilation 2: taps two apart, boxes past every edge of x (negative coordinates)
+    (1, 24, 40, (3, 4, 12), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (2, 2, 2), 1, True),
+    # W = 4: a box line wider than x's
+    (2, 48, 64, (3, 7, 4), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, False),
+]
+
+
+@pytest.mark.parametrize("layout", ["ncdhw", "misaligned", "sliced"])
+@pytest.mark.parametrize("case", range(len(STAGE_SPECS)))
+def test_twg_staged_box_matches_scalar_loader(case, layout, monkeypatch):
+    """Strict fp32 with NCDHW-like x: the staged box (one TMA copy of x's own layout per chunk,
+    split by the warps; name "_stage") and the scalar loader's (CONVT3D_TWG_STAGE=0) hold the
+    same values for every tap: results identical bit for bit, and right. The staged box runs
+    exactly where the mirror says (twg_stage): not where x's data pointer is misaligned or its
+    w stride is not 1."""
+    spec = STAGE_SPECS[case]
+    precision = (torch.float32, False, 1e-6, "3xtf32")
+    ys = []
+    for stage in ["1", "0"]:
+        monkeypatch.setenv("CONVT3D_TWG_STAGE", stage)
+        ys.append(run(spec, precision, layout, expect_path=False,
+                      kernel="twg" if twg_available() else None))
+        if twg_available():
+            (x, w, _), _ = make(spec, precision[0], layout)
+            with allow_tf32(False):
+                path = ops._forward_path(x, w, *geometry_args(spec))
+            run_ = twg_run(spec, "3xtf32", False, True)
+            staged = "_stage" in path  # (a prefilled y adds "_prefill")
+            assert staged == twg_stage(x, spec, "3xtf32", False, run_), path
+            if stage == "0" or layout != "ncdhw":
+                assert not staged, path
+            elif case != 3:  # every other spec stages its box with NCDHW x
+                assert staged, path
     assert torch.equal(ys[0], ys[1])
 
 

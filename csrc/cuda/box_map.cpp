@@ -63,6 +63,28 @@ bool encode_box_map(unsigned char* map, const void* x, int elem_bytes, bool is_f
   return r == CUDA_SUCCESS;
 }
 
+bool encode_stage_map(unsigned char* map, const void* x, const int64_t* sizes,
+                      const int64_t* strides, const int* box) {
+  const auto fn = encode_fn();
+  if (fn == nullptr || strides[4] != 1) return false;
+  for (int d : {0, 1, 2, 3}) {
+    if (strides[d] < 0) return false;
+  }
+  // (W, H, D, C, N), innermost first; strides of dims 1..4 in bytes (fp32 only).
+  const cuuint64_t dims[5] = {cuuint64_t(sizes[4]), cuuint64_t(sizes[3]), cuuint64_t(sizes[2]),
+                              cuuint64_t(sizes[1]), cuuint64_t(sizes[0])};
+  const cuuint64_t st[4] = {cuuint64_t(strides[3] * 4), cuuint64_t(strides[2] * 4),
+                            cuuint64_t(strides[1] * 4), cuuint64_t(strides[0] * 4)};
+  const cuuint32_t bdim[5] = {cuuint32_t(box[0]), cuuint32_t(box[1]), cuuint32_t(box[2]),
+                              cuuint32_t(box[3]), 1};
+  const cuuint32_t estr[5] = {1, 1, 1, 1, 1};
+  const CUresult r = fn(reinterpret_cast<CUtensorMap*>(map), CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 5,
+                        const_cast<void*>(x), dims, st, bdim, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS;
+}
+
 bool encode_weight_map(unsigned char* map, const void* wp, int elem_bytes, bool is_float,
                        const WeightMapShape& s) {
   const auto fn = encode_fn();

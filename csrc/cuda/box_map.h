@@ -15,6 +15,13 @@ namespace convt3d {
 bool encode_box_map(unsigned char* map, const void* x, int elem_bytes, bool is_float,
                     const int64_t* sizes, const int64_t* strides, const int* box);
 
+// Encodes into `map` the 5-D view of a NCDHW-like x (w stride 1) with dims (W, H, D, C, N),
+// innermost first, and the box (box_w, box_h, box_d, box_c, 1), no swizzle, zero fill outside
+// x: the transposed kernel's staged box (a.box_stage). sizes and strides as for encode_box_map.
+// Returns false where the driver rejects it.
+bool encode_stage_map(unsigned char* map, const void* x, const int64_t* sizes,
+                      const int64_t* strides, const int* box);
+
 // True where the driver's cuTensorMapEncodeTiled entry point exists: the transposed kernel
 // loads its weights only by TMA, so the planner takes it only then.
 bool tensor_maps_available();

@@ -500,6 +500,28 @@ bool twg_tma_ok(const FastPlan& f, int bqh, int bqw, int planes) {
   return true;
 }
 
+// 3xTF32 staged boxes (a.box_stage, twg_kernel.cuh): the scalar loader's x (NCDHW-like, no
+// 16-byte channel loader), unstacked, w unit-stride and the other strides and the data
+// pointer 16-byte aligned (the TMA's), CONVT3D_TWG_STAGE unset.
+bool twg_stage_ok(const FastPlan& f, const at::Tensor& x, int stack) {
+  if (f.kvec || f.sw.twg_stage == 0 || stack != 1 || f.p.x_st[4] != 1) return false;
+  if (reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 != 0) return false;
+  for (int d : {0, 1, 2, 3}) {
+    if (f.p.x_st[d] < 0 || (f.p.x_st[d] * 4) % 16 != 0) return false;
+  }
+  return true;
+}
+
+// The staging buffer of a staged box: BK channels of the box spanning each axis' largest span
+// (max_span), w lines twg_stage_w wide; 0 where an extent passes the TMA's 256.
+int64_t twg_stage_bytes(const FastPlan& f, int bqh, int bqw, int slices) {
+  const fwd::AxisPlan* ax = f.args.ax;
+  const int64_t hd = slices + max_span(ax[0]), hh = bqh + max_span(ax[1]);
+  const int64_t bw = fwd::twg_stage_w(int(bqw + max_span(ax[2])));
+  if (hd > 256 || hh > 256 || bw > 256) return 0;
+  return int64_t(fwd::bk_elems(f.mode)) * hd * hh * bw * 4;
+}
+
 // plan_twg: the longest average K loop per CTA (channel chunks x box shifts per phase: taps when
 // unstacked) at which the transposed kernel takes two slices per CTA.
 constexpr double kTwgTwoSliceK = 96;
@@ -742,8 +764,22 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
       t.smem = long_smem;
     }
   }
+  // 3xTF32 with NCDHW-like x and a streamed box: stage each chunk's box by TMA (twg_stage_ok)
+  // where its staging buffer still fits.
+  int box_stage = 0;
+  if (x3 && t.box_bufs == 2 && twg_stage_ok(f, x, t.stack)) {
+    const int64_t stage_bytes = twg_stage_bytes(f, t.h, t.w, slices);
+    const int64_t stage_smem =
+        fwd::twg_smem_bytes(t.nr, int(slices * t.h * t.w), t.pos_pad, t.tap_cap, t.box_bufs,
+                            slices, 1, split, false, long_stage != 0, stage_bytes);
+    if (stage_bytes > 0 && stage_smem <= int64_t(prop->sharedMemPerBlockOptin)) {
+      box_stage = 1;
+      t.smem = stage_smem;
+    }
+  }
   fwd::FwdArgs& a = f.args;
   a.twg_long = long_stage;
+  a.box_stage = box_stage;
   a.box[0] = slices;
   a.box[1] = t.h;
   a.box[2] = t.w;
@@ -765,7 +801,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   f.name = std::string("twg_") + fwd::mode_name(f.mode) + "_n" + std::to_string(t.nr) +
            (slices == 2 ? "_s2" : "") + (t.stack > 1 ? (t.wstack ? "_w" : "_j") + std::to_string(t.stack) : "") +
            (long_stage ? "_long" : "") + (t.box_bufs > 1 ? "_stream" : "") +
-           (a.box_tma ? "_tma" : f.kvec ? "_kvec" : "_mfast");
+           (a.box_tma ? "_tma" : f.kvec ? "_kvec" : box_stage ? "_stage" : "_mfast");
 }
 
 // Every output reached exactly once through one tap: on each axis every phase has one tap and
@@ -1165,6 +1201,13 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
                                  x.scalar_type() != at::kBFloat16, sizes, p.x_st.data(), box)
                       ? 1
                       : 0;
+    }
+    if (a.box_stage) {
+      // (w, h, d, c): the staging buffer's extents (twg_stage_bytes)
+      const int box[4] = {fwd::twg_stage_w(a.box[2] + a.uext[2]), a.box[1] + a.uext[1],
+                          a.box[0] + a.uext[0], fwd::bk_elems(f.mode)};
+      const int64_t sizes[5] = {p.N, p.Cin, p.in[0], p.in[1], p.in[2]};
+      a.box_stage = encode_stage_map(a.box_map, a.x, sizes, p.x_st.data(), box) ? 1 : 0;
     }
     // The packed weight as the kernel reads it (twg_kernel.cuh: produce): boxes of 64 rows of
     // 64 B, one tap or stacked box shift each; the small parts follow the big ones.

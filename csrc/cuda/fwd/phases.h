@@ -88,6 +88,10 @@ struct FwdArgs {
   // Transposed wgmma kernel with channels_last x only: 1 loads each box with one TMA copy
   // through box_map (a CUtensorMap of x built at launch, box_map.cpp) instead of cp.async.
   int box_tma = 0;
+  // Transposed wgmma kernel, 3xTF32 with a streamed box and NCDHW-like x only: 1 loads each
+  // chunk's box by one TMA copy of x's (W, H, D, C, N) view through box_map into a staging
+  // buffer, which the warps split into the box, instead of the scalar loader's global loads.
+  int box_stage = 0;
   // Transposed wgmma kernel only: output depth planes per warpgroup. Its M = 64 rows are
   // `stack` blocks of 64 / stack channels (Cout/g <= 64 / stack), block j the plane qd + j, so a
   // narrow layer fills the tile (twg_kernel.cuh); 1 otherwise. With stack_w = 1 the blocks are

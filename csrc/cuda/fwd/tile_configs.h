@@ -227,8 +227,12 @@ constexpr int kTwgSlices = 4;       // warpgroups per CTA = box depth in outputs
 // (32 KB) for the box.
 constexpr int twg_stages(int split) { return split == 2 ? 2 : 3; }
 // mbarriers in the head: two for the box buffers, a full and an empty one per weight stage
-// (3xTF32's two stages leave room for its two turn mbarriers, twg_kernel.cuh).
-constexpr int kTwgBars = 2 + 2 * twg_stages(1);
+// (3xTF32's two stages leave room for its two turn mbarriers, twg_kernel.cuh), and 3xTF32's
+// staging buffer's full and empty ones (a.box_stage).
+constexpr int kTwgBars = 2 + 2 * twg_stages(1) + 2;
+// 3xTF32 staged boxes (a.box_stage): the staging buffer's w extent for a box line of hw
+// positions, whose first sits up to 3 columns past the 16-byte aligned TMA coordinate.
+constexpr int twg_stage_w(int hw) { return (hw + 3 + 3) / 4 * 4; }
 // 8 with four slices; long_stage (3xTF32 only, a.twg_long) twice that: 3xTF32 retires each
 // stage's wgmmas and adds its partial sums (wgmma_wait<0>) before the next, so a stage of twice
 // the taps halves those drains.
@@ -266,15 +270,17 @@ constexpr int kTwgTilePad = 4;
 // (pos_pad: twg_box_rows), with the epilogue tile over them, [bm] rows of 64 / stack +
 // kTwgTilePad fp32 (with w-stacked blocks, wstack, one such tile per block). split = 2
 // (3xTF32) doubles the weight stages and the boxes: a big and a small copy of each.
+// stage_bytes: a staged box's staging buffer after the boxes (a.box_stage).
 constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices, int planes) {
   return (8LL * kTwgBars + 8LL * slices * planes * nr + 4 * tap_cap + 127) / 128 * 128;
 }
 constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long tap_cap,
                                    int box_bufs, int slices, int stack, int split = 1,
-                                   bool wstack = false, bool long_stage = false) {
+                                   bool wstack = false, bool long_stage = false,
+                                   long long stage_bytes = 0) {
   const long long main =
       1LL * split * twg_stages(split) * twg_taps_per_stage(slices, long_stage) * kTwgTapBytes +
-                         1LL * split * box_bufs * kChunks * pos_pad * kChunkBytes;
+      1LL * split * box_bufs * kChunks * pos_pad * kChunkBytes + stage_bytes;
   const long long epi = 4LL * bm * (wstack ? stack : 1) * (64 / stack + kTwgTilePad);
   return twg_head_bytes(nr, tap_cap, slices, wstack ? 1 : stack) + kTwgAlign +
          (main > epi ? main : epi);

@@ -118,13 +118,15 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // then each weight stage's full (its copies landed) and empty (every warp is done with it).
   const uint32_t box_bar = smem_addr(smem), full_bar = box_bar + 16, empty_bar = full_bar + 8 * S;
   const uint32_t turn_bar = empty_bar + 8 * S;  // 3xTF32: the warpgroups' turns (K loop)
+  // 3xTF32 staged boxes (a.box_stage): the staging buffer's TMA copy landed / every warp split it
+  const uint32_t stage_full = turn_bar + 16, stage_empty = stage_full + 8;
   // Then the y offset of each output row (<= SL JD NR rows), then the tap table: unstacked, the
   // packed weight row of each tap (group offset included); stacked, the weight map coordinates
   // (c2, c3) of each shift's box, in entries J t and J t + 1 (box offsets are walked
   // arithmetically: next_tap below).
   int64_t* yrow = reinterpret_cast<int64_t*>(smem + 8 * kTwgBars);
   int* tap_w = reinterpret_cast<int*>(yrow + SL * JD * NR);
-  static_assert(2 + 2 * S + (C::X3 ? 2 : 0) <= kTwgBars, "twg: mbarriers in the head");
+  static_assert(2 + 2 * S + (C::X3 ? 4 : 0) <= kTwgBars, "twg: mbarriers in the head");
   // Weight stages and boxes at the next kTwgAlign boundary (the swizzle's period).
   const uint32_t s0 = smem_addr(smem);
   const uint32_t sw0 = s0 + uint32_t(twg_head_bytes(NR, a.tap_cap, SL, JD));
@@ -162,7 +164,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // (a.uext): it starts skew = uext - span earlier and the phase's taps sit skew further in.
   int lo[3], ext[3], skew[3];
   const int r3[3] = {rd, rh, rw};
-  const bool uniform = KVEC && a.box_tma;
+  // 3xTF32 with NCDHW x, unstacked, streamed: a.box_stage loads each chunk's box by one TMA copy
+  // of x in its own layout into a staging buffer, which the warps split into the box (below).
+  const bool staged = C::X3 && !KVEC && !STACK && a.box_stage != 0 && a.box_bufs > 1;
+  const bool uniform = (KVEC && a.box_tma) || staged;
 #pragma unroll
   for (int i = 0; i < 3; ++i) {
     const AxisPlan& ax = a.ax[i];
@@ -189,6 +194,11 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   const int PP = int(twg_box_rows(P, (SL - 1) * JD * HH * HW + pos_first + NR));
   const int small_box = PP * kBkBytes;   // 3xTF32: the small copy's offset in a buffer
   const int box_bytes = C::kSplit * small_box;  // one buffer
+  // Staged: the raw box [BK channels][HD][HH][BW] after the box buffers; its w lines start at
+  // iw0 rounded down to 16 bytes (the TMA's innermost coordinate must be), wofs columns early,
+  // and span BW = twg_stage_w(HW) columns.
+  const int stage_w = twg_stage_w(HW), stage_cs = HD * HH * stage_w;
+  const float* const sstage = reinterpret_cast<const float*>(sbox + a.box_bufs * box_bytes);
   const int id0 = qd0 + lo[0], ih0 = qh0 + lo[1], iw0 = qw0 + lo[2];
 
   const T* __restrict__ x = static_cast<const T*>(a.x);
@@ -217,6 +227,16 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // the buffer's mbarrier, so a chunk starts without a CTA barrier, which would stop the
   // warpgroup whose turn comes first until the other has retired its last stage (turns, below).
   const bool box_mbar = C::X3 && !KVEC && a.box_bufs > 1;
+  // warp 0, as a value the compiler knows is warp-uniform
+  auto warp0 = [&] { return __shfl_sync(0xffffffffu, warp, 0) == 0; };
+  // Staged: chunk ci0's raw box into the staging buffer by one TMA copy of x's (W, H, D, C, N)
+  // view (a.box_map), completing on stage_full; warp 0 calls it, thread 0 issues it.
+  auto stage_load = [&](int ci0) {
+    const bool leader = threadIdx.x == 0;
+    mbar_expect_tx(stage_full, uint32_t(BK * stage_cs * int(sizeof(float))), leader);
+    tma_load_5d(smem_addr(sstage), a.box_map, stage_full, iw0 & ~3, ih0, id0, g * a.cin_g + ci0, n,
+                leader);
+  };
   auto load_box = [&](int ci0, int buf) {
     unsigned char* const bbox = sbox + buf * box_bytes;
     const uint32_t box_addr = smem_addr(bbox);
@@ -259,6 +279,44 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
         }
       }
       cp_async_commit();
+    } else if (staged) {
+      // The staging buffer holds chunk ci0's raw box (stage_full's phase c, parity c & 1):
+      // one position per thread, its BK channels stage_cs apart, split as the scalar loader
+      // splits; the TMA zero-filled what lies outside x, the channels past Cin/g are zeroed here.
+      const int ck = ci0 / BK;
+      mbar_wait_warp(stage_full, uint32_t(ck) & 1u);
+      const int nv = a.cin_g - ci0, wofs = iw0 & 3;
+      for (int pos = tid; pos < P; pos += NT) {
+        int hw, hh;
+        const int hd = div_hh().divmod(div_hw().divmod(pos, hw), hh);
+        const float* sp = sstage + ((hd * HH + hh) * stage_w + hw + wofs);
+        uint4 v4[kChunks], s4[kChunks];
+#pragma unroll
+        for (int kc = 0; kc < kChunks; ++kc) {
+          uint32_t v[KRUN], vs[KRUN];
+#pragma unroll
+          for (int e = 0; e < KRUN; ++e) {
+            v[e] = kc * KRUN + e < nv ? __float_as_uint(sp[(kc * KRUN + e) * stage_cs]) : 0u;
+            split_tf32_exact(v[e], v[e], vs[e]);
+          }
+          v4[kc] = pack_bits16<KRUN>(v);
+          s4[kc] = pack_bits16<KRUN>(vs);
+        }
+#pragma unroll
+        for (int kc = 0; kc < kChunks; ++kc) {
+          *reinterpret_cast<uint4*>(bbox + sw64_offset(pos, kc)) = v4[kc];
+          *reinterpret_cast<uint4*>(bbox + small_box + sw64_offset(pos, kc)) = s4[kc];
+        }
+      }
+      fence_proxy_async();  // this warp's stores, from the generic to the async proxy
+      __syncwarp();
+      mbar_arrive(box_bar + 8 * buf, lane == 0);
+      mbar_arrive(stage_empty, lane == 0);
+      // Warp 0 refills the staging buffer with chunk ck + 1 once every warp has split chunk ck.
+      if (warp0() && ck + 1 < kchunks) {
+        mbar_wait_warp(stage_empty, uint32_t(ck) & 1u);
+        stage_load(ci0 + BK);
+      }
     } else {
       // One position per thread and all of its kChunks planes: the position's offset and
       // bounds are computed once and the KRUN x kChunks loads step by the channel stride
@@ -355,7 +413,12 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       mbar_init(turn_bar, 128 / 32);  // the other warpgroup's warps
       mbar_init(turn_bar + 8, 128 / 32);
     }
+    if (staged) {
+      mbar_init(stage_full, 1);
+      mbar_init(stage_empty, NT / 32);
+    }
   }
+  if (staged && taps > 0 && warp0()) stage_load(0);  // chunk 0 while the tables are built
   for (int t = tid; t < taps; t += NT) {
     // Shift t = (jd', jh, jw'). Stacked, block j's tap is jd = jd' + j - (J - 1) along depth,
     // or jw = nw - 1 - j - (nws - 1 - jw') J along w; the host stacks only where a phase's
@@ -478,7 +541,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
         }
       }
     };
-    const bool producer = __shfl_sync(0xffffffffu, warp, 0) == 0;  // uniform to the compiler
+    const bool producer = warp0();
     // Warp 0 refills the buffer of stage r = st - 1 - kLag (released at the end of stage st - 1)
     // with stage r + S. After the barrier of a chunk's first stage, not before it: its copies
     // issued ahead of that barrier kept every other warp waiting there (suite case 11, one

@@ -128,7 +128,7 @@ def run_twg_stream(spec, precision, layout, stream, monkeypatch):
     """run_twg with CONVT3D_BOX_STREAM=stream ("auto": unset); asserts the box streamed exactly
     where the mirror says: "1" wherever a second buffer fits, "0" never, and by default only
     with the channel-fast loader (TMA or cp.async) or in 3xTF32, not with the one-term modes'
-    scalar loader ("_mfast")."""
+    scalar loader ("_mfast"; 3xTF32 may stage that loader's box: "_stage")."""
     if stream == "auto":
         monkeypatch.delenv("CONVT3D_BOX_STREAM", raising=False)
     else:

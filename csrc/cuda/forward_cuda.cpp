@@ -765,7 +765,11 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
     }
   }
   // 3xTF32 with NCDHW-like x and a streamed box: stage each chunk's box by TMA (twg_stage_ok)
-  // where its staging buffer still fits.
+  // where its staging buffer still fits. The scalar loader's global loads held the warpgroup
+  // that issued them while the other's wgmmas ran out; the staged split reads shared memory.
+  // Measured (H100, 2026-11-27, halo_ab.py --batch 5, two rounds, strict fp32 NCDHW, ms,
+  // staged / scalar loader): suite case 12 1.0749, 1.0835 / 1.1233, 1.1049; case 11 1.0144,
+  // 1.0118 / 1.0537, 1.0504. Cases 2, 3, 4 and 8 do not stream their box (no room).
   int box_stage = 0;
   if (x3 && t.box_bufs == 2 && twg_stage_ok(f, x, t.stack)) {
     const int64_t stage_bytes = twg_stage_bytes(f, t.h, t.w, slices);

@@ -32,7 +32,10 @@
 // the other buffer while chunk c's first wgmmas run (short phases, e.g. 8 taps at stride 2,
 // would otherwise wait for every box). With channels_last x the host usually sets a.box_tma: one
 // thread then loads the whole box by TMA (tma.cuh), completing on the buffer's mbarrier, and
-// the TMA unit zero-fills and swizzles it. The epilogue goes through the fp32 tile of store_tile
+// the TMA unit zero-fills and swizzles it. 3xTF32 with NCDHW x and a streamed box may instead
+// stage it (a.box_stage): one TMA copy of x's own layout per chunk lands in a staging buffer a
+// chunk ahead, and the warps split it from there (shared-memory loads, not global ones) into
+// the other buffer. The epilogue goes through the fp32 tile of store_tile
 // (tile_to_y). Every stored element is written once, no atomics.
 // Narrow layers (Cout/g <= 32) would leave most of M = 64 as zero rows; with a.stack = J > 1 the
 // rows are J blocks of 64 / J channels, block j computing output plane qd + j from the same B

@@ -164,6 +164,24 @@ def test_twg_short_phases_many_chunks(cin, stream, layout, precision, monkeypatc
     run_twg_stream(spec, precision, layout, stream, monkeypatch)
 
 
+def run_switch_on_off(spec, precision, layout, switch, monkeypatch):
+    """Runs spec (right on poisoned outputs: run) with `switch` set to "1", then "0"; asserts both
+    give the same bits, and returns the path each planned (None each where twg cannot run)."""
+    ys, paths = [], []
+    for value in ["1", "0"]:
+        monkeypatch.setenv(switch, value)
+        ys.append(run(spec, precision, layout, expect_path=False,
+                      kernel="twg" if twg_available() else None))
+        path = None
+        if twg_available():
+            (x, w, _), _ = make(spec, precision[0], layout)
+            with allow_tf32(precision[1]):
+                path = ops._forward_path(x, w, *geometry_args(spec))
+        paths.append(path)
+    assert torch.equal(ys[0], ys[1])
+    return paths
+
+
 TMA_SPECS = [  # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups, bias
     # stride 1, a partial last chunk (Cin 40), boxes past every edge of x
     (2, 40, 48, (4, 5, 6), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True),
@@ -186,18 +204,10 @@ def test_twg_tma_box_matches_cpasync(case, layout, precision, monkeypatch):
     """The TMA box load (name "_tma") and the cp.async one (CONVT3D_TWG_TMA=0) fill the same
     box: results identical bit for bit, and right. twg is forced (the fixture), so the path is
     checked by name rather than against the mirror's automatic choice."""
-    spec = TMA_SPECS[case]
-    ys = []
-    for tma in ["1", "0"]:
-        monkeypatch.setenv("CONVT3D_TWG_TMA", tma)
-        ys.append(run(spec, precision, layout, expect_path=False,
-                      kernel="twg" if twg_available() else None))
-        if twg_available():
-            (x, w, _), _ = make(spec, precision[0], layout)
-            with allow_tf32(precision[1]):
-                path = ops._forward_path(x, w, *geometry_args(spec))
+    paths = run_switch_on_off(TMA_SPECS[case], precision, layout, "CONVT3D_TWG_TMA", monkeypatch)
+    for tma, path in zip(["1", "0"], paths):
+        if path is not None:
             assert path.endswith("_tma") == (tma == "1"), path
-    assert torch.equal(ys[0], ys[1])
 
 
 STAGE_SPECS = [  # strict fp32, NCDHW x, several channel chunks (a streamed box)
@@ -229,23 +239,20 @@ def test_twg_staged_box_matches_scalar_loader(case, layout, monkeypatch):
     w stride is not 1."""
     spec = STAGE_SPECS[case]
     precision = (torch.float32, False, 1e-6, "3xtf32")
-    ys = []
-    for stage in ["1", "0"]:
-        monkeypatch.setenv("CONVT3D_TWG_STAGE", stage)
-        ys.append(run(spec, precision, layout, expect_path=False,
-                      kernel="twg" if twg_available() else None))
-        if twg_available():
-            (x, w, _), _ = make(spec, precision[0], layout)
-            with allow_tf32(False):
-                path = ops._forward_path(x, w, *geometry_args(spec))
-            run_ = twg_run(spec, "3xtf32", False, True)
-            staged = "_stage" in path  # (a prefilled y adds "_prefill")
-            assert staged == twg_stage(x, spec, "3xtf32", False, run_), path
-            if stage == "0" or layout != "ncdhw":
-                assert not staged, path
-            elif case != 3:  # every other spec stages its box with NCDHW x
-                assert staged, path
-    assert torch.equal(ys[0], ys[1])
+    paths = run_switch_on_off(spec, precision, layout, "CONVT3D_TWG_STAGE", monkeypatch)
+    (x, _, _), _ = make(spec, precision[0], layout)  # the same strides and alignment
+    monkeypatch.delenv("CONVT3D_TWG_STAGE")  # the mirror's rule with the switch unset
+    mirror = twg_stage(x, spec, "3xtf32", False, twg_run(spec, "3xtf32", False, True))
+    for stage, path in zip(["1", "0"], paths):
+        if path is None:
+            continue
+        staged = "_stage" in path  # (a prefilled y adds "_prefill")
+        if stage == "1":
+            assert staged == mirror, path
+        if stage == "0" or layout != "ncdhw":
+            assert not staged, path
+        elif case != 3:  # every other spec stages its box with NCDHW x
+            assert staged, path
 
 
 @pytest.mark.parametrize("precision", PRECISIONS16)

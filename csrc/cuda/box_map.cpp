@@ -35,6 +35,29 @@ bool map_type(int elem_bytes, bool is_float, CUtensorMapDataType& type) {
   return true;
 }
 
+// A 5-D view of x (sizes and strides in elements, NCDHW order) whose dim i, innermost first,
+// is x's dim order[i] (x's stride along order[0] must be 1), with the box (box[0..3], 1) and
+// zero fill outside x: the transposed kernel's x boxes (channels_last, and NCDHW staged).
+bool encode_x_view(unsigned char* map, const void* x, CUtensorMapDataType type, int elem_bytes,
+                   const int64_t* sizes, const int64_t* strides, const int (&order)[5],
+                   const int* box, CUtensorMapSwizzle swizzle) {
+  const auto fn = encode_fn();
+  if (fn == nullptr || strides[order[0]] != 1) return false;
+  cuuint64_t dims[5], st[4];  // strides of dims 1..4 in bytes
+  for (int i = 0; i < 5; ++i) {
+    if (strides[order[i]] < 0) return false;
+    dims[i] = cuuint64_t(sizes[order[i]]);
+    if (i > 0) st[i - 1] = cuuint64_t(strides[order[i]] * elem_bytes);
+  }
+  const cuuint32_t bdim[5] = {cuuint32_t(box[0]), cuuint32_t(box[1]), cuuint32_t(box[2]),
+                              cuuint32_t(box[3]), 1};
+  const cuuint32_t estr[5] = {1, 1, 1, 1, 1};
+  const CUresult r = fn(reinterpret_cast<CUtensorMap*>(map), type, 5, const_cast<void*>(x), dims,
+                        st, bdim, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS;
+}
+
 }  // namespace
 
 bool tensor_maps_available() { return encode_fn() != nullptr; }
@@ -42,47 +65,16 @@ bool tensor_maps_available() { return encode_fn() != nullptr; }
 bool encode_box_map(unsigned char* map, const void* x, int elem_bytes, bool is_float,
                     const int64_t* sizes, const int64_t* strides, const int* box) {
   static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
-  const auto fn = encode_fn();
-  if (fn == nullptr || strides[1] != 1) return false;
-  for (int d : {0, 2, 3, 4}) {
-    if (strides[d] < 0) return false;
-  }
   CUtensorMapDataType type;
   if (!map_type(elem_bytes, is_float, type)) return false;
-  // (C, W, H, D, N), innermost first; strides of dims 1..4 in bytes.
-  const cuuint64_t dims[5] = {cuuint64_t(sizes[1]), cuuint64_t(sizes[4]), cuuint64_t(sizes[3]),
-                              cuuint64_t(sizes[2]), cuuint64_t(sizes[0])};
-  const cuuint64_t st[4] = {cuuint64_t(strides[4] * elem_bytes), cuuint64_t(strides[3] * elem_bytes),
-                            cuuint64_t(strides[2] * elem_bytes), cuuint64_t(strides[0] * elem_bytes)};
-  const cuuint32_t bdim[5] = {cuuint32_t(box[0]), cuuint32_t(box[1]), cuuint32_t(box[2]),
-                              cuuint32_t(box[3]), 1};
-  const cuuint32_t estr[5] = {1, 1, 1, 1, 1};
-  const CUresult r = fn(reinterpret_cast<CUtensorMap*>(map), type, 5, const_cast<void*>(x), dims,
-                        st, bdim, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B,
-                        CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS;
+  return encode_x_view(map, x, type, elem_bytes, sizes, strides, {1, 4, 3, 2, 0}, box,
+                       CU_TENSOR_MAP_SWIZZLE_64B);  // (C, W, H, D, N)
 }
 
 bool encode_stage_map(unsigned char* map, const void* x, const int64_t* sizes,
                       const int64_t* strides, const int* box) {
-  const auto fn = encode_fn();
-  if (fn == nullptr || strides[4] != 1) return false;
-  for (int d : {0, 1, 2, 3}) {
-    if (strides[d] < 0) return false;
-  }
-  // (W, H, D, C, N), innermost first; strides of dims 1..4 in bytes (fp32 only).
-  const cuuint64_t dims[5] = {cuuint64_t(sizes[4]), cuuint64_t(sizes[3]), cuuint64_t(sizes[2]),
-                              cuuint64_t(sizes[1]), cuuint64_t(sizes[0])};
-  const cuuint64_t st[4] = {cuuint64_t(strides[3] * 4), cuuint64_t(strides[2] * 4),
-                            cuuint64_t(strides[1] * 4), cuuint64_t(strides[0] * 4)};
-  const cuuint32_t bdim[5] = {cuuint32_t(box[0]), cuuint32_t(box[1]), cuuint32_t(box[2]),
-                              cuuint32_t(box[3]), 1};
-  const cuuint32_t estr[5] = {1, 1, 1, 1, 1};
-  const CUresult r = fn(reinterpret_cast<CUtensorMap*>(map), CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 5,
-                        const_cast<void*>(x), dims, st, bdim, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                        CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS;
+  return encode_x_view(map, x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, sizes, strides,
+                       {4, 3, 2, 1, 0}, box, CU_TENSOR_MAP_SWIZZLE_NONE);  // (W, H, D, C, N)
 }
 
 bool encode_weight_map(unsigned char* map, const void* wp, int elem_bytes, bool is_float,

@@ -1195,12 +1195,12 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   if (f.pw_bn > 0) {
     C10_CUDA_CHECK(fwd::pw_forward(f.mode, f.pw_bn, a, f.blocks, stream));
   } else if (f.twg_nr > 0) {
+    const int64_t sizes[5] = {p.N, p.Cin, p.in[0], p.in[1], p.in[2]};  // x's, for its maps
     if (a.box_tma) {
       // + the largest span of any phase, per axis; the depth is slices x stacked planes
       const int ext[3] = {a.box[0] * (a.stack_w ? 1 : a.stack), a.box[1], a.box[2]};
       int box[4] = {fwd::bk_elems(f.mode), 0, 0, 0};
       for (int i = 0; i < 3; ++i) box[3 - i] = ext[i] + a.uext[i];  // (c, w, h, d)
-      const int64_t sizes[5] = {p.N, p.Cin, p.in[0], p.in[1], p.in[2]};
       a.box_tma = encode_box_map(a.box_map, a.x, static_cast<int>(x.element_size()),
                                  x.scalar_type() != at::kBFloat16, sizes, p.x_st.data(), box)
                       ? 1
@@ -1210,7 +1210,6 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
       // (w, h, d, c): the staging buffer's extents (twg_stage_bytes)
       const int box[4] = {fwd::twg_stage_w(a.box[2] + a.uext[2]), a.box[1] + a.uext[1],
                           a.box[0] + a.uext[0], fwd::bk_elems(f.mode)};
-      const int64_t sizes[5] = {p.N, p.Cin, p.in[0], p.in[1], p.in[2]};
       a.box_stage = encode_stage_map(a.box_map, a.x, sizes, p.x_st.data(), box) ? 1 : 0;
     }
     // The packed weight as the kernel reads it (twg_kernel.cuh: produce): boxes of 64 rows of

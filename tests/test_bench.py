@@ -228,7 +228,8 @@ def test_time_based_warmup_is_cuda_only():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA only")
 def test_time_based_warmup_on_cuda_lasts_and_replans():
     x = torch.randn(1 << 20, device="cuda")
-    policy = Policy(warmup=1, iters=7, budget_s=10, warmup_s=0.03)
+    # max_warmup well above the calls 30 ms take: a fast GPU runs 2000 of these in ~20 ms
+    policy = Policy(warmup=1, iters=7, budget_s=10, warmup_s=0.03, max_warmup=100_000)
     t0 = time.perf_counter()
     t = measure(lambda v: v * 2, [(x,)], torch.device("cuda"), policy)
     wall = time.perf_counter() - t0

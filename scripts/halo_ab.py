@@ -160,19 +160,24 @@ def main():
                 xl, wl = x.contiguous(memory_format=fmt), w.contiguous(memory_format=fmt)
                 call = (xl, wl, b, list(a["stride"]), list(a["padding"]), list(a["output_padding"]),
                         list(a["dilation"]), a["groups"])
-                res, ran = {}, {}
+                # per column, not per name: a repeated column (auto,x,auto,x: two rounds in
+                # one process) keeps each of its measurements
+                res, ran = [], []
                 for v in variants:
                     set_switches(variant_env(v))
                     skip = v == "nodense" and c.groups == 1
-                    res[v] = float("nan") if skip else median_ms(lambda: op(*call), batch=args.batch)
-                    ran[v] = torch.ops.convt3d._forward_path(xl, wl, *call[3:])
+                    res.append(float("nan") if skip else
+                               median_ms(lambda: op(*call), batch=args.batch))
+                    ran.append(torch.ops.convt3d._forward_path(xl, wl, *call[3:]))
                 set_switches({})
                 path = torch.ops.convt3d._forward_path(xl, wl, *call[3:])
-                # which kernel each forced twg column ran
-                extra = "".join(f"  {v}: {ran[v]}" for v in variants
-                                if v.startswith(("twg", "auto_", "bqw", "nolong", "nostage")))
+                # which kernel each forced twg column ran (each name once)
+                forced = dict.fromkeys(
+                    (v, r) for v, r in zip(variants, ran)
+                    if v.startswith(("twg", "auto_", "bqw", "nolong", "nostage")))
+                extra = "".join(f"  {v}: {r}" for v, r in forced)
                 print(f"{c.id:>4} {prec:>5} {layout:>6} " +
-                      " ".join(f"{res[v]:>9.4f}" for v in variants) + f"  {path}{extra}")
+                      " ".join(f"{t:>9.4f}" for t in res) + f"  {path}{extra}")
 
 
 if __name__ == "__main__":

@@ -348,9 +348,10 @@ def twg_run(spec, mode, kvec=True, y_ncdhw=False):
 def twg_stage(x, spec, mode, kvec, run):
     """The staged box of plan_twg (forward_cuda.cpp: twg_stage_ok, twg_stage_bytes): 3xTF32 with
     the scalar loader (kvec False), a streamed unstacked box, x's w stride 1, its other
-    strides and its data pointer multiples of 16 bytes, and the staging buffer (16 channels of the box spanning the
-    largest span per axis, w lines rounded up to 16 bytes plus 3 columns) fitting beside the
-    plan's shared memory; CONVT3D_TWG_STAGE=0 never. run: twg_run's tuple."""
+    strides and its data pointer multiples of 16 bytes, and the staging buffer (16 channels
+    of the box spanning the largest span per axis, w lines rounded up to 16 bytes plus 3
+    columns) fitting beside the plan's shared memory; CONVT3D_TWG_STAGE=0 never. run:
+    twg_run's tuple."""
     if mode != "3xtf32" or kvec or not run[1] or run[5] != 1:
         return False
     if os.environ.get("CONVT3D_TWG_STAGE") == "0" or x.stride(4) != 1 or x.data_ptr() % 16:

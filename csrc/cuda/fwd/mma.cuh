@@ -85,9 +85,10 @@ __device__ __forceinline__ uint4 tf32_round4(uint4 v) {
 // small, each rounded to nearest TF32 and masked, so that the tensor core reads exact TF32 bits
 // (big's residual x - big is exact in fp32). Inf and NaN keep their bits in big; small is then
 // NaN, as in split_tf32 (tile_common.cuh). split_tf32_exact there gives the same bits for
-// finite x in 5 instructions, not 9; twg's NCDHW box loaders (scalar and staged) use it (H100-measured, design doc
-// v41). The other users (the weight repack, twg's channels_last round_box via tf32_split4) keep
-// this form until a GPU run measures the switch: the one place to change would be here.
+// finite x in 5 instructions, not 9; twg's NCDHW box loaders (scalar and staged) use it
+// (H100-measured, design doc v41). The other users (the weight repack, twg's channels_last
+// round_box via tf32_split4) keep this form until a GPU run measures the switch: the one place
+// to change would be here.
 __device__ __forceinline__ void tf32_split_bits(uint32_t x, uint32_t& big, uint32_t& small) {
   big = tf32_round_bits(x);
   small = tf32_round_bits(__float_as_uint(__uint_as_float(x) - __uint_as_float(big)));

@@ -8,7 +8,7 @@ or 4 stacked depth planes per warpgroup, CONVT3D_TWG_STACK; twg_w/w2/w4: stacked
 CONVT3D_TWG_WSTACK=1; twg_cpasync: its channels_last box by cp.async instead
 of TMA, CONVT3D_TWG_TMA=0; bqwN: twg tiles N outputs wide, CONVT3D_TWG_BQW=N; nolong: 3xTF32
 twg without long weight stages, CONVT3D_TWG_LONG=0; nostage: 3xTF32 twg's NCDHW boxes by the
-scalar loader, not staged by TMA, CONVT3D_TWG_STAGE=0; columns join by "+", e.g. bqw16+nolong),
+scalar loader, not staged by TMA (whole or in pieces), CONVT3D_TWG_STAGE=0; columns join by "+", e.g. bqw16+nolong),
 the automatic choice with every twg box that fits streamed
 (auto_stream, CONVT3D_BOX_STREAM=1) or none (auto_reload), the non-overlapping
 kernel (CONVT3D_PW=1, kernel == stride, sm_90; pw64/128/256 fix its BN; pw_lean / pw_full: TF32 with

@@ -67,6 +67,10 @@ CASES = [
      {"CONVT3D_TWG": "1"}),
     (1, 64, 64, (3, 5, 8), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1"}),
+    # strict fp32 with NCDHW x, two stacked depth planes and a box reloaded per chunk: staged
+    # by TMA in pieces of 4 channels through two buffers (three chunks, a partial last one)
+    (1, 44, 24, (4, 10, 16), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_TWG": "1"}),
     # channels_last boxes by cp.async instead of TMA (the default where the tensor map is legal)
     (1, 72, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1", "CONVT3D_TWG_TMA": "0"}),

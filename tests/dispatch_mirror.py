@@ -168,15 +168,18 @@ TWG_TILE_PAD = 4  # tile_configs.h: kTwgTilePad
 
 
 def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1, wstack=False,
-             long_stage=False, stage_bytes=0):
+             long_stage=False, stage_bytes=0, tight=False):
     """twg_smem_bytes (tile_configs.h): ten mbarriers and the row and tap tables, then (at the
     next 512-byte boundary: the swizzle's period) 3 stages (twg_stages: 2 for 3xTF32) of
     2 x slices taps (4 x slices with long_stage) x 4 KB of weights and the boxes of pos_pad
     rows (twg_box_rows; both twice with split 2: 3xTF32's big and small copies), or the
     epilogue tile of bm rows of 64 / stack + 4 fp32 if larger (one per block when the blocks
-    are w taps); a staged box's staging buffer (stage_bytes) follows the boxes."""
+    are w taps); a staged box's staging buffer (stage_bytes) follows the boxes. tight: the row
+    table holds bm rows (3xTF32's depth-stacked scalar-loader kernel), not slices x planes x
+    nr."""
     planes = 1 if wstack else stack
-    head = -(-(8 * 10 + 8 * slices * planes * nr + 4 * tap_cap) // 128) * 128  # twg_head_bytes
+    rows = bm if tight else slices * planes * nr
+    head = -(-(8 * 10 + 8 * rows + 4 * tap_cap) // 128) * 128  # twg_head_bytes
     stages = 2 if split == 2 else 3
     taps = (4 if long_stage else 2) * slices  # twg_taps_per_stage
     main = split * (stages * taps * 4096 + box_bufs * 4 * pos_pad * 16) + stage_bytes
@@ -315,14 +318,17 @@ def twg_run(spec, mode, kvec=True, y_ncdhw=False):
                              + ext_h * hw + ext_w + nr)
                     pos_pad = -(-max(max_pos, reach) // 8) * 8
                     bm = dd * bqh * bqw
-                    if twg_smem(nr, bm, pos_pad, tap_cap, 1, sl, stack, split, ws) > cap:
+                    tight = x3 and not kvec and stack > 1 and not ws
+                    if twg_smem(nr, bm, pos_pad, tap_cap, 1, sl, stack, split, ws, False, 0,
+                                tight) > cap:
                         continue
                     if not ws:
                         depth_fit = max(depth_fit, stack)
                     if best is None or cost < best[0]:
                         best = (cost, nr, bqh, bqw,
-                                twg_smem(nr, bm, pos_pad, tap_cap, 2, sl, stack, split, ws)
-                                <= cap, stack, ws, (bm, pos_pad, tap_cap))
+                                twg_smem(nr, bm, pos_pad, tap_cap, 2, sl, stack, split, ws,
+                                         False, 0, tight) <= cap, stack, ws,
+                                (bm, pos_pad, tap_cap))
         return best
 
     env = "2" if x3 else os.environ.get("CONVT3D_TWG_SLICES")
@@ -347,25 +353,33 @@ def twg_run(spec, mode, kvec=True, y_ncdhw=False):
 
 def twg_stage(x, spec, mode, kvec, run):
     """The staged box of plan_twg (forward_cuda.cpp: twg_stage_ok, twg_stage_bytes): 3xTF32 with
-    the scalar loader (kvec False), a streamed unstacked box, x's w stride 1, its other
-    strides and its data pointer multiples of 16 bytes, and the staging buffer (16 channels
-    of the box spanning the largest span per axis, w lines rounded up to 16 bytes plus 3
-    columns) fitting beside the plan's shared memory; CONVT3D_TWG_STAGE=0 never. run:
-    twg_run's tuple."""
-    if mode != "3xtf32" or kvec or not run[1] or run[5] != 1:
-        return False
+    the scalar loader (kvec False), x's w stride 1, its other strides and its data pointer
+    multiples of 16 bytes (CONVT3D_TWG_STAGE=0 never), and every box extent at most 256 (the
+    box spans the largest span per axis; its w lines are rounded up to 16 bytes plus 3
+    columns). "stage": a streamed unstacked box whose staging buffer (16 channels) fits beside
+    the plan's shared memory; "pieces": a box reloaded per chunk with stacked depth planes
+    whose two piece buffers (4 channels each) fit; else None. run: twg_run's tuple."""
+    if mode != "3xtf32" or kvec:
+        return None
     if os.environ.get("CONVT3D_TWG_STAGE") == "0" or x.stride(4) != 1 or x.data_ptr() % 16:
-        return False
+        return None
     if any(x.stride(i) * 4 % 16 for i in range(4)):
-        return False
-    nr, sl, bqh, bqw = run[0], run[2], run[3], run[4]
-    hd, hh = sl + max_span(spec, 0), bqh + max_span(spec, 1)
+        return None
+    nr, stream, sl, bqh, bqw, stack, ws = run[:7]
+    if stream and stack == 1:
+        kind, channels, bufs, planes = "stage", 16, 1, 1
+    elif not stream and stack > 1 and not ws:
+        kind, channels, bufs, planes = "pieces", 4, 2, stack
+    else:
+        return None
+    hd, hh = sl * planes + max_span(spec, 0), bqh + max_span(spec, 1)
     bw = (bqw + max_span(spec, 2) + 6) // 4 * 4  # twg_stage_w
     if max(hd, hh, bw) > 256:
-        return False
+        return None
     bm, pos_pad, tap_cap = run[8]
-    return twg_smem(nr, bm, pos_pad, tap_cap, 2, sl, 1, 2, False, run[7],
-                    16 * hd * hh * bw * 4) <= TWG_SMEM_CAP[4]
+    fits = twg_smem(nr, bm, pos_pad, tap_cap, 2 if stream else 1, sl, stack, 2, False, run[7],
+                    bufs * channels * hd * hh * bw * 4, kind == "pieces") <= TWG_SMEM_CAP[4]
+    return kind if fits else None
 
 
 def tma_strides_ok(x, spec, mode, kvec):
@@ -616,7 +630,7 @@ def kernel_path(x, spec, mode, w=None):
             stack = f"_{'w' if run[6] else 'j'}{run[5]}" if run[5] > 1 else ""
             long_stage = "_long" if run[7] else ""
             box = ("tma" if twg_tma(x, spec, mode, kvec, *run[2:7])
-                   else "stage" if twg_stage(x, spec, mode, kvec, run) else loader)
+                   else twg_stage(x, spec, mode, kvec, run) or loader)
             return f"twg_{mode}_n{run[0]}{sl}{stack}{long_stage}{stream}_{box}{suffix}"
     if kind == "fused_pair":
         return f"fused_{mode}_bn32_{loader}_pair{suffix}"

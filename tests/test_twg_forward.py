@@ -242,7 +242,8 @@ def test_twg_staged_box_matches_scalar_loader(case, layout, monkeypatch):
     paths = run_switch_on_off(spec, precision, layout, "CONVT3D_TWG_STAGE", monkeypatch)
     (x, _, _), _ = make(spec, precision[0], layout)  # the same strides and alignment
     monkeypatch.delenv("CONVT3D_TWG_STAGE")  # the mirror's rule with the switch unset
-    mirror = twg_stage(x, spec, "3xtf32", False, twg_run(spec, "3xtf32", False, True))
+    run = twg_run(spec, "3xtf32", False, True)
+    mirror = twg_stage(x, spec, "3xtf32", False, run) == "stage"
     for stage, path in zip(["1", "0"], paths):
         if path is None:
             continue
@@ -253,6 +254,43 @@ def test_twg_staged_box_matches_scalar_loader(case, layout, monkeypatch):
             assert not staged, path
         elif case != 3:  # every other spec stages its box with NCDHW x
             assert staged, path
+
+
+PIECE_SPECS = [  # strict fp32, NCDHW x, two stacked depth planes, the box reloaded per chunk
+    # suite case 4's shape: three channel chunks, so each reload finds its first two pieces
+    # copied during the previous chunk
+    (1, 48, 24, (4, 12, 16), (3, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
+    # padding and bias, Cin 44: the last chunk's fourth piece lies past Cin (zero-filled)
+    (1, 44, 24, (4, 10, 16), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True),
+    # Cin 12: one chunk, its fourth piece past Cin; Cin 20: a partial second chunk
+    (1, 12, 24, (4, 12, 16), (3, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
+    (1, 20, 24, (4, 12, 16), (3, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
+    # two groups of 20 channels: the pieces past Cin/g hold the next group's (zeroed)
+    (1, 40, 48, (4, 10, 16), (3, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), 2, True),
+    # two samples, tiles with ragged edges in h and w
+    (2, 32, 24, (5, 9, 12), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False),
+]
+
+
+@pytest.mark.parametrize("layout", ["ncdhw", "misaligned", "sliced"])
+@pytest.mark.parametrize("case", range(len(PIECE_SPECS)))
+def test_twg_box_pieces_match_scalar_loader(case, layout, monkeypatch):
+    """Strict fp32 with NCDHW-like x, stacked depth planes and a box reloaded per chunk: the box
+    staged in pieces (four TMA copies of 4 channels each through two buffers, split by the
+    warps; name "_pieces") and the scalar loader's (CONVT3D_TWG_STAGE=0) hold the same values
+    for every tap: results identical bit for bit, and right. The pieces run exactly where the
+    mirror says (twg_stage), which is every spec here with NCDHW x; not where x's data pointer
+    is misaligned or its w stride is not 1."""
+    spec = PIECE_SPECS[case]
+    precision = (torch.float32, False, 1e-6, "3xtf32")
+    paths = run_switch_on_off(spec, precision, layout, "CONVT3D_TWG_STAGE", monkeypatch)
+    (x, _, _), _ = make(spec, precision[0], layout)
+    monkeypatch.delenv("CONVT3D_TWG_STAGE")
+    mirror = twg_stage(x, spec, "3xtf32", False, twg_run(spec, "3xtf32", False, True))
+    assert mirror == ("pieces" if layout == "ncdhw" else None)
+    for stage, path in zip(["1", "0"], paths):
+        if path is not None:
+            assert ("_pieces" in path) == (stage == "1" and layout == "ncdhw"), path
 
 
 @pytest.mark.parametrize("precision", PRECISIONS16)

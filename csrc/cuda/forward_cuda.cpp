@@ -501,10 +501,10 @@ bool twg_tma_ok(const FastPlan& f, int bqh, int bqw, int planes) {
 }
 
 // 3xTF32 staged boxes (a.box_stage, twg_kernel.cuh): the scalar loader's x (NCDHW-like, no
-// 16-byte channel loader), unstacked, w unit-stride and the other strides and the data
-// pointer 16-byte aligned (the TMA's), CONVT3D_TWG_STAGE unset.
-bool twg_stage_ok(const FastPlan& f, const at::Tensor& x, int stack) {
-  if (f.kvec || f.sw.twg_stage == 0 || stack != 1 || f.p.x_st[4] != 1) return false;
+// 16-byte channel loader), w unit-stride and the other strides and the data pointer 16-byte
+// aligned (the TMA's), CONVT3D_TWG_STAGE unset.
+bool twg_stage_ok(const FastPlan& f, const at::Tensor& x) {
+  if (f.kvec || f.sw.twg_stage == 0 || f.p.x_st[4] != 1) return false;
   if (reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 != 0) return false;
   for (int d : {0, 1, 2, 3}) {
     if (f.p.x_st[d] < 0 || (f.p.x_st[d] * 4) % 16 != 0) return false;
@@ -512,14 +512,15 @@ bool twg_stage_ok(const FastPlan& f, const at::Tensor& x, int stack) {
   return true;
 }
 
-// The staging buffer of a staged box: BK channels of the box spanning each axis' largest span
-// (max_span), w lines twg_stage_w wide; 0 where an extent passes the TMA's 256.
-int64_t twg_stage_bytes(const FastPlan& f, int bqh, int bqw, int slices) {
+// A staging buffer of `channels` channels of the box (dd output planes deep) spanning each
+// axis' largest span (max_span), w lines twg_stage_w wide; 0 where an extent passes the TMA's
+// 256.
+int64_t twg_stage_bytes(const FastPlan& f, int bqh, int bqw, int dd, int channels) {
   const fwd::AxisPlan* ax = f.args.ax;
-  const int64_t hd = slices + max_span(ax[0]), hh = bqh + max_span(ax[1]);
+  const int64_t hd = dd + max_span(ax[0]), hh = bqh + max_span(ax[1]);
   const int64_t bw = fwd::twg_stage_w(int(bqw + max_span(ax[2])));
   if (hd > 256 || hh > 256 || bw > 256) return 0;
-  return int64_t(fwd::bk_elems(f.mode)) * hd * hh * bw * 4;
+  return int64_t(channels) * hd * hh * bw * 4;
 }
 
 // plan_twg: the longest average K loop per CTA (channel chunks x box shifts per phase: taps when
@@ -542,6 +543,7 @@ struct TwgTile {
   int nr = 0, h = 0, w = 0, box_bufs = 1, stack = 1;
   bool wstack = false;  // the stack's blocks are w taps (a.stack_w), not depth planes
   int64_t smem = 0, tap_cap = 0, pos_pad = 0;  // pos_pad: rows of one box buffer
+  bool tight = false;  // the row table holds the tile's rows only (twg_head_bytes)
   int planes() const { return wstack ? 1 : stack; }  // depth planes per warpgroup
 };
 
@@ -671,12 +673,14 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
           const int64_t reach = (dd - JD + (JD - 1) * cstep_d + ext_d) * hh * hw + ext_h * hw +
                                 ext_w + nr;
           const int64_t pos_pad = fwd::twg_box_rows(max_pos, reach);
+          // (3xTF32's depth-stacked scalar-loader kernel sizes its row table by the tile)
+          const bool tight = x3 && !f.kvec && J > 1 && !ws;
           const int64_t smem = fwd::twg_smem_bytes(nr, int(dd * bqh * bqw), pos_pad, tap_cap, 1,
-                                                   sl, J, split, ws);
+                                                   sl, J, split, ws, false, 0, tight);
           if (smem > cap) continue;
           if (!ws) depth_fit = std::max(depth_fit, J);
           if (best.nr == 0 || cost < best.cost) {
-            best = TwgTile{cost, nr, int(bqh), int(bqw), 1, J, ws, smem, tap_cap, pos_pad};
+            best = TwgTile{cost, nr, int(bqh), int(bqw), 1, J, ws, smem, tap_cap, pos_pad, tight};
           }
         }
       }
@@ -694,7 +698,8 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
     if (best.nr > 0 && chunks > 1 && stream_ok) {
       const int64_t stream_smem =
           fwd::twg_smem_bytes(best.nr, int(sl * best.planes() * best.h * best.w), best.pos_pad,
-                              best.tap_cap, 2, sl, best.stack, split, best.wstack);
+                              best.tap_cap, 2, sl, best.stack, split, best.wstack, false, 0,
+                              best.tight);
       if (stream_smem <= cap) {
         best.box_bufs = 2;
         best.smem = stream_smem;
@@ -771,14 +776,31 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // staged / scalar loader): suite case 12 1.0749, 1.0835 / 1.1233, 1.1049; case 11 1.0144,
   // 1.0118 / 1.0537, 1.0504. Cases 2, 3, 4 and 8 do not stream their box (no room).
   int box_stage = 0;
-  if (x3 && t.box_bufs == 2 && twg_stage_ok(f, x, t.stack)) {
-    const int64_t stage_bytes = twg_stage_bytes(f, t.h, t.w, slices);
+  if (x3 && t.box_bufs == 2 && t.stack == 1 && twg_stage_ok(f, x)) {
+    const int64_t stage_bytes = twg_stage_bytes(f, t.h, t.w, slices, fwd::bk_elems(f.mode));
     const int64_t stage_smem =
         fwd::twg_smem_bytes(t.nr, int(slices * t.h * t.w), t.pos_pad, t.tap_cap, t.box_bufs,
                             slices, 1, split, false, long_stage != 0, stage_bytes);
     if (stage_bytes > 0 && stage_smem <= int64_t(prop->sharedMemPerBlockOptin)) {
       box_stage = 1;
       t.smem = stage_smem;
+    }
+  }
+  // The same x with a box reloaded per chunk (no room for a second box buffer) and stacked
+  // depth planes: stage it in kTwgPieces pieces of kTwgPieceCh channels through two piece
+  // buffers, where they fit (suite case 4: to the last 128 bytes). A chunk's first two pieces
+  // are copied during the previous chunk's wgmmas, and the warps split each piece from shared
+  // memory, instead of the scalar loader's round trips to global memory with every wgmma done.
+  // (Only the depth-stacked kernel has it: in the unstacked ones it spilled 84 bytes.)
+  if (x3 && t.box_bufs == 1 && t.stack > 1 && !t.wstack && twg_stage_ok(f, x)) {
+    const int64_t piece_bytes =
+        2 * twg_stage_bytes(f, t.h, t.w, slices * t.planes(), fwd::kTwgPieceCh);
+    const int64_t piece_smem = fwd::twg_smem_bytes(
+        t.nr, int(slices * t.planes() * t.h * t.w), t.pos_pad, t.tap_cap, 1, slices, t.stack,
+        split, false, long_stage != 0, piece_bytes, t.tight);
+    if (piece_bytes > 0 && piece_smem <= int64_t(prop->sharedMemPerBlockOptin)) {
+      box_stage = 2;
+      t.smem = piece_smem;
     }
   }
   fwd::FwdArgs& a = f.args;
@@ -805,7 +827,8 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   f.name = std::string("twg_") + fwd::mode_name(f.mode) + "_n" + std::to_string(t.nr) +
            (slices == 2 ? "_s2" : "") + (t.stack > 1 ? (t.wstack ? "_w" : "_j") + std::to_string(t.stack) : "") +
            (long_stage ? "_long" : "") + (t.box_bufs > 1 ? "_stream" : "") +
-           (a.box_tma ? "_tma" : f.kvec ? "_kvec" : box_stage ? "_stage" : "_mfast");
+           (a.box_tma ? "_tma" : f.kvec ? "_kvec" : box_stage == 2 ? "_pieces" :
+            box_stage ? "_stage" : "_mfast");
 }
 
 // Every output reached exactly once through one tap: on each axis every phase has one tap and
@@ -1207,10 +1230,13 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
                       : 0;
     }
     if (a.box_stage) {
-      // (w, h, d, c): the staging buffer's extents (twg_stage_bytes)
+      // (w, h, d, c): the staging buffer's extents (twg_stage_bytes), a piece's channels
+      const int planes = a.box[0] * (a.stack_w ? 1 : a.stack);
       const int box[4] = {fwd::twg_stage_w(a.box[2] + a.uext[2]), a.box[1] + a.uext[1],
-                          a.box[0] + a.uext[0], fwd::bk_elems(f.mode)};
-      a.box_stage = encode_stage_map(a.box_map, a.x, sizes, p.x_st.data(), box) ? 1 : 0;
+                          planes + a.uext[0],
+                          a.box_stage == 2 ? fwd::kTwgPieceCh : fwd::bk_elems(f.mode)};
+      // (the scalar loader, where the driver rejects the map)
+      if (!encode_stage_map(a.box_map, a.x, sizes, p.x_st.data(), box)) a.box_stage = 0;
     }
     // The packed weight as the kernel reads it (twg_kernel.cuh: produce): boxes of 64 rows of
     // 64 B, one tap or stacked box shift each; the small parts follow the big ones.

@@ -88,9 +88,11 @@ struct FwdArgs {
   // Transposed wgmma kernel with channels_last x only: 1 loads each box with one TMA copy
   // through box_map (a CUtensorMap of x built at launch, box_map.cpp) instead of cp.async.
   int box_tma = 0;
-  // Transposed wgmma kernel, 3xTF32 with a streamed box and NCDHW-like x only: 1 loads each
+  // Transposed wgmma kernel, 3xTF32 with NCDHW-like x only: 1 (a streamed box) loads each
   // chunk's box by one TMA copy of x's (W, H, D, C, N) view through box_map into a staging
-  // buffer, which the warps split into the box, instead of the scalar loader's global loads.
+  // buffer, which the warps split into the box, instead of the scalar loader's global loads;
+  // 2 (a box reloaded per chunk) the same in pieces of kTwgPieceCh channels through two
+  // buffers.
   int box_stage = 0;
   // Transposed wgmma kernel only: output depth planes per warpgroup. Its M = 64 rows are
   // `stack` blocks of 64 / stack channels (Cout/g <= 64 / stack), block j the plane qd + j, so a

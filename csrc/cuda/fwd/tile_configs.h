@@ -233,6 +233,10 @@ constexpr int kTwgBars = 2 + 2 * twg_stages(1) + 2;
 // 3xTF32 staged boxes (a.box_stage): the staging buffer's w extent for a box line of hw
 // positions, whose first sits up to 3 columns past the 16-byte aligned TMA coordinate.
 constexpr int twg_stage_w(int hw) { return (hw + 3 + 3) / 4 * 4; }
+// 3xTF32 boxes reloaded per chunk and staged in pieces (a.box_stage 2): kTwgPieces pieces of
+// kTwgPieceCh channels (one 16-byte plane of a box row each) through two piece buffers.
+constexpr int kTwgPieceCh = 4;
+constexpr int kTwgPieces = 4;
 // 8 with four slices; long_stage (3xTF32 only, a.twg_long) twice that: 3xTF32 retires each
 // stage's wgmmas and adds its partial sums (wgmma_wait<0>) before the next, so a stage of twice
 // the taps halves those drains.
@@ -264,25 +268,33 @@ constexpr long long twg_box_rows(long long pos, long long reach) {
 constexpr int kTwgTilePad = 4;
 
 // Dynamic shared memory of a twg CTA: kTwgBars mbarriers, the row table (8 B per output row,
-// bm <= slices x planes x NR, planes = stacked depth planes), the tap table (4 B per entry: a
+// bm <= slices x planes x NR, planes = stacked depth planes; tight_rows: bm, twg_head_bytes),
+// the tap table (4 B per entry: a
 // weight row or offset per tap, or per shift and stack block), then
 // (kTwgAlign-aligned, the slack included) the weight stages and box_bufs boxes [pos_pad][64 B]
 // (pos_pad: twg_box_rows), with the epilogue tile over them, [bm] rows of 64 / stack +
 // kTwgTilePad fp32 (with w-stacked blocks, wstack, one such tile per block). split = 2
 // (3xTF32) doubles the weight stages and the boxes: a big and a small copy of each.
 // stage_bytes: a staged box's staging buffer after the boxes (a.box_stage).
-constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices, int planes) {
-  return (8LL * kTwgBars + 8LL * slices * planes * nr + 4 * tap_cap + 127) / 128 * 128;
+// The row table has slices x planes x nr rows (planes = stacked depth planes), a bound, or
+// `tight_rows` > 0: the tile's bm = slices x planes x bqh x bqw, in the kernel that may stage
+// its box in pieces (3xTF32, the scalar loader's x, depth planes stacked), which needs those
+// bytes (a run-time count in every kernel moved the registers and spills of others).
+constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices, int planes,
+                                   int tight_rows = 0) {
+  return (8LL * kTwgBars + (tight_rows > 0 ? 8LL * tight_rows : 8LL * slices * planes * nr) +
+          4 * tap_cap + 127) / 128 * 128;
 }
 constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long tap_cap,
                                    int box_bufs, int slices, int stack, int split = 1,
                                    bool wstack = false, bool long_stage = false,
-                                   long long stage_bytes = 0) {
+                                   long long stage_bytes = 0, bool tight_rows = false) {
   const long long main =
       1LL * split * twg_stages(split) * twg_taps_per_stage(slices, long_stage) * kTwgTapBytes +
       1LL * split * box_bufs * kChunks * pos_pad * kChunkBytes + stage_bytes;
   const long long epi = 4LL * bm * (wstack ? stack : 1) * (64 / stack + kTwgTilePad);
-  return twg_head_bytes(nr, tap_cap, slices, wstack ? 1 : stack) + kTwgAlign +
+  return twg_head_bytes(nr, tap_cap, slices, wstack ? 1 : stack, tight_rows ? bm : 0) +
+         kTwgAlign +
          (main > epi ? main : epi);
 }
 

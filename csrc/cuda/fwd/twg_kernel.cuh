@@ -121,18 +121,22 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // then each weight stage's full (its copies landed) and empty (every warp is done with it).
   const uint32_t box_bar = smem_addr(smem), full_bar = box_bar + 16, empty_bar = full_bar + 8 * S;
   const uint32_t turn_bar = empty_bar + 8 * S;  // 3xTF32: the warpgroups' turns (K loop)
-  // 3xTF32 staged boxes (a.box_stage): the staging buffer's TMA copy landed / every warp split it
+  // 3xTF32 staged boxes (a.box_stage 1): the staging buffer's TMA copy landed / every warp split
+  // it; in pieces (a.box_stage 2): piece buffer 0's and 1's TMA copies landed.
   const uint32_t stage_full = turn_bar + 16, stage_empty = stage_full + 8;
-  // Then the y offset of each output row (<= SL JD NR rows), then the tap table: unstacked, the
+  // Then the y offset of each output row (the bound SL JD NR rows, or in the kernel that may
+  // stage its box in pieces the tile's bm: twg_head_bytes), then the tap table: unstacked, the
   // packed weight row of each tap (group offset included); stacked, the weight map coordinates
   // (c2, c3) of each shift's box, in entries J t and J t + 1 (box offsets are walked
   // arithmetically: next_tap below).
+  constexpr bool kTightRows = C::X3 && !KVEC && STACK && !WTAPS;
+  const int tight_rows = kTightRows ? SL * JD * a.box[1] * a.box[2] : 0;
   int64_t* yrow = reinterpret_cast<int64_t*>(smem + 8 * kTwgBars);
-  int* tap_w = reinterpret_cast<int*>(yrow + SL * JD * NR);
+  int* tap_w = reinterpret_cast<int*>(yrow + (kTightRows ? tight_rows : SL * JD * NR));
   static_assert(2 + 2 * S + (C::X3 ? 4 : 0) <= kTwgBars, "twg: mbarriers in the head");
   // Weight stages and boxes at the next kTwgAlign boundary (the swizzle's period).
   const uint32_t s0 = smem_addr(smem);
-  const uint32_t sw0 = s0 + uint32_t(twg_head_bytes(NR, a.tap_cap, SL, JD));
+  const uint32_t sw0 = s0 + uint32_t(twg_head_bytes(NR, a.tap_cap, SL, JD, tight_rows));
   unsigned char* sw = smem + (((sw0 + kTwgAlign - 1) & ~uint32_t(kTwgAlign - 1)) - s0);
   unsigned char* sbox = sw + S * C::kStageBytes;                     // [buf][pos][64 B]
   const uint32_t sw_addr = smem_addr(sw);
@@ -170,7 +174,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // 3xTF32 with NCDHW x, unstacked, streamed: a.box_stage loads each chunk's box by one TMA copy
   // of x in its own layout into a staging buffer, which the warps split into the box (below).
   const bool staged = C::X3 && !KVEC && !STACK && a.box_stage != 0 && a.box_bufs > 1;
-  const bool uniform = (KVEC && a.box_tma) || staged;
+  // 3xTF32 with NCDHW x and a box reloaded per chunk (not w-stacked): a.box_stage 2 loads it by
+  // TMA in kTwgPieces pieces of kTwgPieceCh channels through two piece buffers (below).
+  const bool pieces = C::X3 && !KVEC && STACK && !WTAPS && a.box_stage == 2 && a.box_bufs == 1;
+  const bool uniform = (KVEC && a.box_tma) || staged || pieces;
 #pragma unroll
   for (int i = 0; i < 3; ++i) {
     const AxisPlan& ax = a.ax[i];
@@ -199,7 +206,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   const int box_bytes = C::kSplit * small_box;  // one buffer
   // Staged: the raw box [BK channels][HD][HH][BW] after the box buffers; its w lines start at
   // iw0 rounded down to 16 bytes (the TMA's innermost coordinate must be), wofs columns early,
-  // and span BW = twg_stage_w(HW) columns.
+  // and span BW = twg_stage_w(HW) columns. In pieces: two buffers of [kTwgPieceCh][HD][HH][BW].
   const int stage_w = twg_stage_w(HW), stage_cs = HD * HH * stage_w;
   const float* const sstage = reinterpret_cast<const float*>(sbox + a.box_bufs * box_bytes);
   const int id0 = qd0 + lo[0], ih0 = qh0 + lo[1], iw0 = qw0 + lo[2];
@@ -239,6 +246,15 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     mbar_expect_tx(stage_full, uint32_t(BK * stage_cs * int(sizeof(float))), leader);
     tma_load_5d(smem_addr(sstage), a.box_map, stage_full, iw0 & ~3, ih0, id0, g * a.cin_g + ci0, n,
                 leader);
+  };
+  // In pieces: piece q (channels ci0 + kTwgPieceCh q ..) of chunk ci0's raw box into piece buffer
+  // b by one TMA copy, completing on piece b's mbarrier (stage_full + 8 b); thread 0 issues it.
+  auto piece_load = [&](int ci0, int q, int b) {
+    const bool leader = threadIdx.x == 0;
+    const uint32_t bar = stage_full + 8 * b;
+    mbar_expect_tx(bar, uint32_t(kTwgPieceCh * stage_cs * int(sizeof(float))), leader);
+    tma_load_5d(smem_addr(sstage + b * kTwgPieceCh * stage_cs), a.box_map, bar, iw0 & ~3, ih0,
+                id0, g * a.cin_g + ci0 + q * kTwgPieceCh, n, leader);
   };
   auto load_box = [&](int ci0, int buf) {
     unsigned char* const bbox = sbox + buf * box_bytes;
@@ -319,6 +335,47 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       if (warp0() && ck + 1 < kchunks) {
         mbar_wait_warp(stage_empty, uint32_t(ck) & 1u);
         stage_load(ci0 + BK);
+      }
+    } else if (pieces) {
+      if constexpr (C::X3 && !KVEC && STACK && !WTAPS) {
+        // Chunk ci0's box, piece q = plane q of each row: piece buffer q % 2 holds it (its
+        // mbarrier's completion 2 ck + q / 2: parity q / 2). One position per thread, its
+        // kTwgPieceCh channels stage_cs apart, split as the scalar loader splits; the TMA
+        // zero-filled what lies outside x, the channels past Cin/g are zeroed here. Once every
+        // thread has split piece q, warp 0 refills its buffer with piece q + 2, or past the last
+        // piece with the next chunk's piece q + 2 - kTwgPieces, which lands during this chunk's
+        // wgmmas (so a chunk's first two pieces are waiting when its reload starts).
+        static_assert(kTwgPieces * kTwgPieceCh == BK && KRUN == kTwgPieceCh,
+                      "twg: a piece is a plane of the box rows");
+        const int ck = ci0 / BK, nv = a.cin_g - ci0, wofs = iw0 & 3;
+#pragma unroll 1
+        for (int q = 0; q < kTwgPieces; ++q) {
+          const int b = q & 1;
+          mbar_wait(stage_full + 8 * b, uint32_t(q >> 1) & 1u);
+          const float* const sq = sstage + b * kTwgPieceCh * stage_cs;
+          for (int pos = tid; pos < P; pos += NT) {
+            int hw, hh;
+            const int hd = div_hh().divmod(div_hw().divmod(pos, hw), hh);
+            const float* sp = sq + ((hd * HH + hh) * stage_w + hw + wofs);
+            uint32_t v[KRUN], vs[KRUN];
+#pragma unroll
+            for (int e = 0; e < KRUN; ++e) {
+              v[e] = q * KRUN + e < nv ? __float_as_uint(sp[e * stage_cs]) : 0u;
+              split_tf32_exact(v[e], v[e], vs[e]);
+            }
+            *reinterpret_cast<uint4*>(bbox + sw64_offset(pos, q)) = pack_bits16<KRUN>(v);
+            *reinterpret_cast<uint4*>(bbox + small_box + sw64_offset(pos, q)) =
+                pack_bits16<KRUN>(vs);
+          }
+          __syncthreads();  // every thread is done with piece buffer b
+          if (warp0()) {
+            if (q + 2 < kTwgPieces) {
+              piece_load(ci0, q + 2, b);
+            } else if (ck + 1 < kchunks) {
+              piece_load(ci0 + BK, q + 2 - kTwgPieces, b);
+            }
+          }
+        }
       }
     } else {
       // One position per thread and all of its kChunks planes: the position's offset and
@@ -420,8 +477,16 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       mbar_init(stage_full, 1);
       mbar_init(stage_empty, NT / 32);
     }
+    if (pieces) {  // one per piece buffer
+      mbar_init(stage_full, 1);
+      mbar_init(stage_full + 8, 1);
+    }
   }
   if (staged && taps > 0 && warp0()) stage_load(0);  // chunk 0 while the tables are built
+  if (pieces && taps > 0 && warp0()) {  // chunk 0's first two pieces, likewise
+    piece_load(0, 0, 0);
+    piece_load(0, 1, 1);
+  }
   for (int t = tid; t < taps; t += NT) {
     // Shift t = (jd', jh, jw'). Stacked, block j's tap is jd = jd' + j - (J - 1) along depth,
     // or jw = nw - 1 - j - (nws - 1 - jw') J along w; the host stacks only where a phase's

@@ -58,12 +58,14 @@ def dense_skip(mode, kind, bn):
     return env == "1" or (env != "0" and pays)
 
 
-def halo_smem(bn, pos, tap_cap, deep_chunks, mode, bm=256):
+def halo_smem(bn, pos, tap_cap, deep_chunks, mode, bm=256, pair=False):
     """halo_smem_bytes (tile_configs.h)."""
     stages = (16 if bn <= 32 else 8) * bn * 80  # halo_tap_bufs taps of B, any stage split
     if deep_chunks:
         tn = 32 if bn == 64 else bn  # warp tile width: BN 64 has two warp columns
         epi = 8 * 4 * 8 * (tn // 2 + 4) if mode in ("bf16", "fp16") else 0  # per-warp buffers
+        if pair:
+            epi = 8 * 4 * 8 * 36  # kPairBufWords per warp, every type
         return 12 * bm + epi + 8 * tap_cap + stages + pos * deep_chunks * 80
     return 8 * bm + 8 * tap_cap + max(stages + pos * 80, 4 * bm * (bn + 1))
 
@@ -91,8 +93,8 @@ def halo_kind(spec, bn, mode, kvec, y_ncdhw=False):
     has Cout/groups <= 32, and a box fits. CONVT3D_HALO=1 keeps only the per-phase fit; =2
     tries fused first wherever it fits; =0 is v1. "fused_pair" (BN 32, BM 128): the fused kernel with
     w-phase pairs, for a NCDHW y (y_ncdhw), w stride 2, the scalar loader and not strict fp32;
-    auto mode takes it in TF32 with < 8 taps per phase, at most two chunks, no dilation and
-    Cout/groups <= 32; CONVT3D_FUSED_PAIR=1 pairs wherever fused runs, =0 never."""
+    auto mode takes it (TF32, bf16, fp16) with < 8 taps per phase, at most two chunks, no
+    dilation and Cout/groups <= 32; CONVT3D_FUSED_PAIR=1 pairs wherever fused runs, =0 never."""
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
     env = os.environ.get("CONVT3D_HALO")
     if env == "0":
@@ -115,8 +117,8 @@ def halo_kind(spec, bn, mode, kvec, y_ncdhw=False):
                 // 4) * 4
     pair_env = os.environ.get("CONVT3D_FUSED_PAIR")
     pair_ok = pair_env != "0" and mode != "3xtf32" and not kvec and y_ncdhw and s[2] == 2
-    pair_rule = (auto and pair_ok and mode == "tf32" and few_taps and chunks <= 2
-                 and not dilated and cout // g <= 32)
+    pair_rule = (auto and pair_ok and few_taps and chunks <= 2 and not dilated
+                 and cout // g <= 32)
     if (env == "2" or (auto and math.prod(s) > 1 and dilation_ok and not wide_3x and fused_pays)
             or pair_rule):
         pair = pair_ok and (pair_rule or pair_env == "1")
@@ -130,7 +132,7 @@ def halo_kind(spec, bn, mode, kvec, y_ncdhw=False):
         kvol_cap = -(-math.prod(k) // 4) * 4  # the fused tap table holds every phase's taps
         for box in HALO_BOXES[bm]:
             pos = math.prod(box[i] + ext[i] for i in range(3))
-            if halo_smem(bn, pos, kvol_cap, chunks, mode, bm) <= 200 * 1024:
+            if halo_smem(bn, pos, kvol_cap, chunks, mode, bm, pair) <= 200 * 1024:
                 return "fused_pair" if pair else "fused"
     tf32_deep = mode == "tf32" and kvec and chunks > 2 and sum(taps) >= 2 * len(taps)
     if auto and ((few_taps and not tf32_deep) or dilated or wide_3x):

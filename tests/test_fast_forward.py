@@ -382,7 +382,7 @@ def test_force_reference_env():
         ref = F.conv_transpose3d(x.double().cpu(), w.double().cpu(), None, 2, 1, 1, 1, 1)
         print(((y.double().cpu() - ref).norm() / ref.norm()).item() < 5e-3)
     """)
-    for value, expected in [("1", "reference"), ("0", "igemm_bf16_bn16_mfast")]:
+    for value, expected in [("1", "reference"), ("0", "fused_bf16_bn32_mfast_pair")]:  # w-phase pairs
         env = dict(os.environ, CONVT3D_FORCE_REFERENCE=value)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, timeout=600)
@@ -593,8 +593,9 @@ def test_halo_path_names():
 
 def test_halo_env_switch():
     """CONVT3D_HALO=0 keeps every call on v1, =1 takes the per-phase halo kernel wherever a box
-    fits (here also a stride-2 kernel-3 NCDHW layer that auto mode leaves on v1), =2 the fused
-    kernel (here also at stride 1, which auto mode leaves per phase); all stay correct."""
+    fits (here also a stride-2 kernel-3 NCDHW layer that auto mode gives the fused kernel's
+    w-phase pairs), =2 the fused kernel (here also at stride 1, which auto mode leaves per
+    phase); all stay correct."""
     code = textwrap.dedent("""
         import torch, torch.nn.functional as F
         import inductor_convt3d as ic
@@ -612,7 +613,7 @@ def test_halo_env_switch():
             ("0", ["igemm_bf16_bn16_mfast", "True", "igemm_bf16_bn16_mfast", "True"]),
             ("1", [halo, "True", halo, "True"]),
             ("2", ["fused_bf16_bn16_mfast", "True", "fused_bf16_bn16_mfast", "True"]),
-            ("", [halo, "True", "igemm_bf16_bn16_mfast", "True"])]:
+            ("", [halo, "True", "fused_bf16_bn32_mfast_pair", "True"])]:  # w-phase pairs
         env = dict(os.environ, CONVT3D_HALO=value)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, timeout=600)
@@ -676,7 +677,7 @@ def test_halo_auto_rule(monkeypatch):
         (k4s2, bf, True, "cl", "bf16", "fused"),
         (k4s2, bf, True, "ncdhw", "bf16", "halo"),  # 16 x 64 / 8 = 128 products: per phase
         (k3s2, bf, True, "cl", "bf16", "fused"),
-        (k3s2, bf, True, "ncdhw", "bf16", "igemm"),
+        (k3s2, bf, True, "ncdhw", "bf16", "fused"),  # w-phase pairs (NCDHW y), 16-bit too
         (k3s2_k324, bf, True, "ncdhw", "bf16", "fused"),
         # suite case 5's kernel (13 taps per phase, 420 products per output): per phase
         (k357s2, bf, True, "ncdhw", "bf16", "halo"),

@@ -218,7 +218,8 @@ bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x
   const double taps_all = double(kvol);
   const BoxChoice best = pick_box(bm, p, ax, x, [&](const fwd::HaloBox& box, int64_t& smem) {
     const int64_t pos = (box.bqd + uext[0]) * int64_t(box.bqh + uext[1]) * (box.bqw + uext[2]);
-    smem = fwd::halo_smem_bytes(bn, bm, pos, tap_cap, chunks, fwd::elem_bytes(f.mode));
+    smem = fwd::halo_smem_bytes(bn, bm, pos, tap_cap, chunks, fwd::elem_bytes(f.mode), 1,
+                                   pair);
     const double tiles0 = double(p.N) * ceil_div(ax[0].q[0], box.bqd) *
                           ceil_div(ax[1].q[0], box.bqh) * ceil_div(ax[2].q[0], box.bqw);
     // Pairs: a warp's 32 rows are then one w line, so its paired stores fill whole sectors
@@ -328,14 +329,17 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // by torch.profiler, TF32: v1 1365, v1 into a channels_last y 1073, fused into a
   // channels_last y 815), and the fused kernel storing a phase at a time lost to v1 (2.6 ms).
   // With pairs TF32 beat v1 by 10-11 % (H100, scripts/ab_trees.sh, halo_ab --batch 3, two
-  // rounds, ms: case 6 1.384, 1.372 -> 1.242, 1.237; case 7 1.370, 1.374 -> 1.214, 1.218);
-  // bf16 and fp16 were 1-3 % slower than v1 and keep it (design doc v27). Cout/g <= 32: wider
-  // layers go to twg (twg_pays). CONVT3D_FUSED_PAIR=1 pairs wherever the fused kernel runs and
-  // pairs are legal (16-bit too), 0 never.
+  // rounds, ms: case 6 1.384, 1.372 -> 1.242, 1.237; case 7 1.370, 1.374 -> 1.214, 1.218).
+  // bf16 and fp16 were 1-3 % slower than v1 (design doc v27) until the pairs went through a
+  // per-warp transpose and store whole w runs (v47); since then they beat v1 by 9-10 % (H200,
+  // 2026-11-27, two calls of ab_trees.sh, halo_ab --batch 3, NCDHW, ms, v1 / pairs: case 6
+  // bf16 0.938, 0.921 / 0.861, 0.838; fp16 0.933, 0.919 / 0.853, 0.829; case 7 bf16 0.936,
+  // 0.917 / 0.840, 0.827). Cout/g <= 32: wider layers go to twg (twg_pays).
+  // CONVT3D_FUSED_PAIR=1 pairs wherever the fused kernel runs and pairs are legal, 0 never.
   const bool pair_ok = f.sw.fused_pair != 0 && f.mode != fwd::Mode::kTf32x3 && !f.kvec &&
                        f.args.y_cfast == 0 && p.stride[2] == 2;
-  const bool pair_rule = env == -1 && pair_ok && f.mode == fwd::Mode::kTf32 && few_taps &&
-                         chunks <= 2 && !dilated && p.Cout_g <= 32;
+  const bool pair_rule = env == -1 && pair_ok && few_taps && chunks <= 2 && !dilated &&
+                         p.Cout_g <= 32;
   if (env == 2 || (env == -1 && phases > 1 && dilation_ok && !wide_3x && fused_pays) ||
       pair_rule) {
     const bool pair = pair_ok && (pair_rule || f.sw.fused_pair == 1);

@@ -74,7 +74,7 @@ struct HaloCfg : HaloGrid<BN, WG, PAIR, DGRID> {
   static constexpr int PB = (TB * BN * kChunks + NT - 1) / NT;  // B copies per thread per stage
   // Row tables (and, fused 16-bit, the per-warp store buffers) before the tap table.
   static constexpr int kWarpBufWords = fused_warp_buf_words(BN);
-  static constexpr int kEpiBytes = FUSED ? int(fused_epi_bytes(BN, kElem)) : 0;
+  static constexpr int kEpiBytes = FUSED ? int(fused_epi_bytes(BN, kElem, PAIR)) : 0;
   static constexpr int kYoffBytes = (FUSED ? BM * 12 : BM * 8) + kEpiBytes;
   static constexpr int kStagesBytes = S * kStageB;
 };
@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   int64_t* yrow = reinterpret_cast<int64_t*>(smem);
   int64_t* row_y = yrow;
   uint32_t* row_q = reinterpret_cast<uint32_t*>(smem + 8 * BM);
-  uint32_t* warp_buf = reinterpret_cast<uint32_t*>(smem + 12 * BM);  // fused 16-bit epilogue
+  uint32_t* warp_buf = reinterpret_cast<uint32_t*>(smem + 12 * BM);  // fused 16-bit or PAIR epilogue
   uint32_t* tap_a = reinterpret_cast<uint32_t*>(smem + C::kYoffBytes);  // box byte offset
   int* tap_w = reinterpret_cast<int*>(tap_a + a.tap_cap);             // weight tap offset
   unsigned char* sb = smem + C::kYoffBytes + 8 * a.tap_cap;           // S B stages
@@ -536,40 +536,51 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   };
 
   // PAIR: phase (rd, rh, 0)'s tile (acc0) and (rd, rh, 1)'s (acc), output w = 2 q and 2 q + 1
-  // (o = r + s q), stored by the same lane one after the other. Rows past a phase's Q are not
-  // stored; (rd, rh, 1) has at most phase 0's positions on every axis.
+  // (o = r + s q). Per 16 rows and 8 columns the warp writes both tiles into its own buffer,
+  // [column][2 row + phase] (kPairBufStride words a column), and reads it back lane = 2 row +
+  // phase, so each store instruction writes one column's 32 outputs: with a bqw = 32 box one
+  // run of 32 consecutive w in y. Lanes storing their own column pairs wrote 8-byte halves of
+  // 32 sectors per instruction (ncu, suite case 6 TF32: 78 M L2 write sectors for a 49 M sector
+  // output; design doc v27). Rows past a phase's Q are not stored; (rd, rh, 1) has at most
+  // phase 0's positions on every axis.
   float acc0[PAIR ? MT : 1][PAIR ? NTL : 1][4];
   auto store_pair = [&](int rd, int rh) {
     T* __restrict__ y = static_cast<T*>(a.y);
     const int gi = lane / 4, ti = lane % 4;
     const int ld = a.ax[0].q[rd] - qd0, lh = a.ax[1].q[rh] - qh0;
-    const int lw0 = a.ax[2].q[0] - qw0, lw1 = a.ax[2].q[1] - qw0;
-    const int64_t pbase = phase_ybase(rd, rh, 0);
-    const int64_t s4 = a.ys[4];
-    const int c0 = n0 + wn * C::TN + 2 * ti;
+    const int ph = lane & 1;  // the phase this lane stores
+    const int lw = (ph ? a.ax[2].q[1] : a.ax[2].q[0]) - qw0;
+    const int64_t pbase = phase_ybase(rd, rh, 0) + ph * a.ys[4];
+    const int64_t cs = a.ys[1];
+    const int cw = n0 + wn * C::TN;  // the warp's first column
+    const int ncols = a.cout_g - cw;  // its columns inside Cout/g (fewer than TN at the end)
     float bv[NTL][2];
-    lane_bias(c0, bv);
-    // Rows outermost: each row's table entries are read once (not once per column).
+    lane_bias(cw + 2 * ti, bv);
+    float* buf = reinterpret_cast<float*>(warp_buf) + warp * kPairBufWords;
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
+      const int r = wm * C::TM + i * 16 + lane / 2;  // this lane's row when storing
+      const bool keep = !row_past(row_q[r], ld, lh, lw);
+      // One pointer per lane, stepped by the channel stride: indexing each store by column
+      // cost some 14 instructions a store (the 64-bit products rebuilt every time; ncu on
+      // suite case 6 TF32 NCDHW put 37 % of the kernel's instructions in this epilogue).
+      T* yp = y + (pbase + row_y[r] + int64_t(cw) * cs);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = wm * C::TM + i * 16 + gi + 8 * h;
-        const uint32_t pk = row_q[r];
-        if (row_past(pk, ld, lh, lw0)) continue;
-        const bool second = int(pk >> 20) < lw1;
-        const int64_t yo = pbase + row_y[r];
+      for (int j = 0; j < NTL; ++j) {
 #pragma unroll
-        for (int j = 0; j < NTL; ++j) {
+        for (int h = 0; h < 2; ++h)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            const int col = c0 + 8 * j + e;
-            if (col >= a.cout_g) continue;
-            T* yp = y + yo + int64_t(col) * a.ys[1];
-            yp[0] = from_float<T>(acc0[i][j][2 * h + e] + bv[j][e]);
-            if (second) yp[s4] = from_float<T>(acc[i][j][2 * h + e] + bv[j][e]);
+            *reinterpret_cast<float2*>(buf + (2 * ti + e) * kPairBufStride + 2 * (gi + 8 * h)) =
+                make_float2(acc0[i][j][2 * h + e] + bv[j][e], acc[i][j][2 * h + e] + bv[j][e]);
           }
+        __syncwarp();
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+          if (keep && 8 * j + c < ncols) *yp = from_float<T>(buf[c * kPairBufStride + lane]);
+          yp += cs;
         }
+        __syncwarp();
       }
     }
   };

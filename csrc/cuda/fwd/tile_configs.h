@@ -180,23 +180,33 @@ constexpr int kRowBytes = kBkBytes + 16;  // +16 B pad: 8 rows of an ldmatrix hi
 // of box_bufs buffers (2: the next chunk's box streams in during this chunk's MMAs) and let
 // the epilogue tile [BM][BN+1] fp32 reuse the B and box bytes. Fused CTAs keep all deep_chunks
 // chunks of the box for every phase and store from registers (no CTA tile; 16-bit types pass
-// through a small per-warp buffer), with a phase-independent row table of 12 B per row.
-// The fused kernel's per-warp store buffer (16-bit types only): 8 rows of the warp's TN
-// columns, row stride TN / 2 + 4 words (conflict-free pair writes, 16-byte aligned rows).
+// through a small per-warp buffer, w-phase pairs through kPairBufWords a warp), with a
+// phase-independent row table of 12 B per row.
+// The fused kernel's per-warp store buffer (16-bit types, without pairs): 8 rows of the
+// warp's TN columns, row stride TN / 2 + 4 words (conflict-free pair writes, 16-byte aligned
+// rows).
 constexpr int fused_warp_buf_words(int bn) {
   return 8 * (bn / halo_tile(bn).warps_n / 2 + 4);
 }
-constexpr long long fused_epi_bytes(int bn, int elem_bytes) {
+// The paired kernel's per-warp transpose buffer (PAIR, every type): 8 channels x 32 outputs
+// along w (16 rows, both w-phases) per pass, row stride 36 words: the lanes' float2 writes
+// (phase 0 and 1 of a row side by side) hit distinct banks, and each channel's 32 outputs read
+// back as one contiguous run of y.
+constexpr int kPairBufStride = 36;
+constexpr int kPairBufWords = 8 * kPairBufStride;
+constexpr long long fused_epi_bytes(int bn, int elem_bytes, bool pair = false) {
+  if (pair) return 4LL * kFusedPairTile.warps_m * kFusedPairTile.warps_n * kPairBufWords;
   return elem_bytes == 2
              ? 4LL * halo_tile(bn).warps_m * halo_tile(bn).warps_n * fused_warp_buf_words(bn)
              : 0;
 }
 
 constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long long tap_cap,
-                                     long long deep_chunks, int elem_bytes, int box_bufs = 1) {
+                                     long long deep_chunks, int elem_bytes, int box_bufs = 1,
+                                     bool pair = false) {
   const long long stages = 1LL * halo_tap_bufs(bn) * bn * kRowBytes;
   if (deep_chunks > 0) {
-    return 12LL * bm + fused_epi_bytes(bn, elem_bytes) + 8LL * tap_cap + stages +
+    return 12LL * bm + fused_epi_bytes(bn, elem_bytes, pair) + 8LL * tap_cap + stages +
            halo_pos * deep_chunks * kRowBytes;
   }
   const long long main = stages + box_bufs * halo_pos * kRowBytes;

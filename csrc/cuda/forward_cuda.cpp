@@ -331,10 +331,11 @@ void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // With pairs TF32 beat v1 by 10-11 % (H100, scripts/ab_trees.sh, halo_ab --batch 3, two
   // rounds, ms: case 6 1.384, 1.372 -> 1.242, 1.237; case 7 1.370, 1.374 -> 1.214, 1.218).
   // bf16 and fp16 were 1-3 % slower than v1 (design doc v27) until the pairs went through a
-  // per-warp transpose and store whole w runs (v47); since then they beat v1 by 9-10 % (H200,
-  // 2026-11-27, two calls of ab_trees.sh, halo_ab --batch 3, NCDHW, ms, v1 / pairs: case 6
-  // bf16 0.938, 0.921 / 0.861, 0.838; fp16 0.933, 0.919 / 0.853, 0.829; case 7 bf16 0.936,
-  // 0.917 / 0.840, 0.827). Cout/g <= 32: wider layers go to twg (twg_pays).
+  // per-warp transpose, storing whole w runs by stepped pointers (v47); since then they beat
+  // v1 by about a quarter (H200, 2026-11-27, ab_trees.sh, halo_ab --batch 3, NCDHW, two
+  // rounds, ms, v1 / pairs: case 6 bf16 0.939, 0.916 / 0.687, 0.691; fp16 0.936, 0.917 /
+  // 0.688, 0.689; case 7 bf16 0.912, 0.919 / 0.680, 0.690). Cout/g <= 32: wider layers go to
+  // twg (twg_pays).
   // CONVT3D_FUSED_PAIR=1 pairs wherever the fused kernel runs and pairs are legal, 0 never.
   const bool pair_ok = f.sw.fused_pair != 0 && f.mode != fwd::Mode::kTf32x3 && !f.kvec &&
                        f.args.y_cfast == 0 && p.stride[2] == 2;

@@ -80,9 +80,9 @@ struct HaloCfg : HaloGrid<BN, WG, PAIR, DGRID> {
 };
 
 // PAIR (fused only, a.pair; tile kFusedPairTile): with NCDHW y and w stride 2, phase
-// (rd, rh, 0)'s tile stays in registers until (rd, rh, 1)'s is done, and each lane then stores
-// the two outputs of a position (adjacent in w) back to back, so the two halves of each 32-byte
-// sector of y reach the L2 together. Stored a phase at a time, they arrived a phase apart, and
+// (rd, rh, 0)'s tile stays in registers until (rd, rh, 1)'s is done, and both are then stored
+// together through a per-warp transpose (store_pair), so each 32-byte sector of y is written
+// whole, by one instruction. Stored a phase at a time, they arrived a phase apart, and
 // DRAM traffic was three times the output (Nsight Compute, suite case 6 TF32 NCDHW: 1.1 GB read
 // and 2.0 GB written for a 1.04 GB output; paired: 0.15 GB and 1.03 GB; design doc v27).
 //

@@ -382,7 +382,8 @@ def test_force_reference_env():
         ref = F.conv_transpose3d(x.double().cpu(), w.double().cpu(), None, 2, 1, 1, 1, 1)
         print(((y.double().cpu() - ref).norm() / ref.norm()).item() < 5e-3)
     """)
-    for value, expected in [("1", "reference"), ("0", "fused_bf16_bn32_mfast_pair")]:  # w-phase pairs
+    # ("0": the automatic choice, here the fused kernel's w-phase pairs)
+    for value, expected in [("1", "reference"), ("0", "fused_bf16_bn32_mfast_pair")]:
         env = dict(os.environ, CONVT3D_FORCE_REFERENCE=value)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, timeout=600)

@@ -218,8 +218,7 @@ bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x
   const double taps_all = double(kvol);
   const BoxChoice best = pick_box(bm, p, ax, x, [&](const fwd::HaloBox& box, int64_t& smem) {
     const int64_t pos = (box.bqd + uext[0]) * int64_t(box.bqh + uext[1]) * (box.bqw + uext[2]);
-    smem = fwd::halo_smem_bytes(bn, bm, pos, tap_cap, chunks, fwd::elem_bytes(f.mode), 1,
-                                   pair);
+    smem = fwd::halo_smem_bytes(bn, bm, pos, tap_cap, chunks, fwd::elem_bytes(f.mode), 1, pair);
     const double tiles0 = double(p.N) * ceil_div(ax[0].q[0], box.bqd) *
                           ceil_div(ax[1].q[0], box.bqh) * ceil_div(ax[2].q[0], box.bqw);
     // Pairs: a warp's 32 rows are then one w line, so its paired stores fill whole sectors

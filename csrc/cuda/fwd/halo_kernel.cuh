@@ -81,10 +81,11 @@ struct HaloCfg : HaloGrid<BN, WG, PAIR, DGRID> {
 
 // PAIR (fused only, a.pair; tile kFusedPairTile): with NCDHW y and w stride 2, phase
 // (rd, rh, 0)'s tile stays in registers until (rd, rh, 1)'s is done, and both are then stored
-// together through a per-warp transpose (store_pair), so each 32-byte sector of y is written
-// whole, by one instruction. Stored a phase at a time, they arrived a phase apart, and
-// DRAM traffic was three times the output (Nsight Compute, suite case 6 TF32 NCDHW: 1.1 GB read
-// and 2.0 GB written for a 1.04 GB output; paired: 0.15 GB and 1.03 GB; design doc v27).
+// together through a per-warp transpose (store_pair), so a store instruction writes whole
+// 32-byte sectors of y (but at its run's ends). Stored a phase at a time, the two halves of a
+// sector arrived a phase apart, and DRAM traffic was three times the output (Nsight Compute,
+// suite case 6 TF32 NCDHW: 1.1 GB read and 2.0 GB written for a 1.04 GB output; paired: 0.15
+// GB and 1.03 GB; design doc v27).
 //
 // DMASK (a.dense_blocks != 0; not with WG or PAIR): a densified grouped layer; the MMAs of
 // zero weight blocks are skipped (dense_live). Its own instantiation, so the other kernels'
@@ -110,7 +111,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   int64_t* yrow = reinterpret_cast<int64_t*>(smem);
   int64_t* row_y = yrow;
   uint32_t* row_q = reinterpret_cast<uint32_t*>(smem + 8 * BM);
-  uint32_t* warp_buf = reinterpret_cast<uint32_t*>(smem + 12 * BM);  // fused 16-bit or PAIR epilogue
+  uint32_t* warp_buf = reinterpret_cast<uint32_t*>(smem + 12 * BM);  // fused 16-bit, PAIR stores
   uint32_t* tap_a = reinterpret_cast<uint32_t*>(smem + C::kYoffBytes);  // box byte offset
   int* tap_w = reinterpret_cast<int*>(tap_a + a.tap_cap);             // weight tap offset
   unsigned char* sb = smem + C::kYoffBytes + 8 * a.tap_cap;           // S B stages
@@ -539,10 +540,10 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   // (o = r + s q). Per 16 rows and 8 columns the warp writes both tiles into its own buffer,
   // [column][2 row + phase] (kPairBufStride words a column), and reads it back lane = 2 row +
   // phase, so each store instruction writes one column's 32 outputs: with a bqw = 32 box one
-  // run of 32 consecutive w in y. Lanes storing their own column pairs wrote 8-byte halves of
-  // 32 sectors per instruction (ncu, suite case 6 TF32: 78 M L2 write sectors for a 49 M sector
-  // output; design doc v27). Rows past a phase's Q are not stored; (rd, rh, 1) has at most
-  // phase 0's positions on every axis.
+  // run of 32 consecutive w in y. Lanes storing their own outputs wrote elements two apart
+  // (one phase): each store instruction half-filled 8 sectors (ncu, suite case 6 TF32: 78 M L2
+  // write sectors for a 49 M sector output; design doc v27). Rows past a phase's Q are not
+  // stored; (rd, rh, 1) has at most phase 0's positions on every axis.
   float acc0[PAIR ? MT : 1][PAIR ? NTL : 1][4];
   auto store_pair = [&](int rd, int rh) {
     T* __restrict__ y = static_cast<T*>(a.y);

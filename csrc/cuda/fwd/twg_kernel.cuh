@@ -129,10 +129,12 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // packed weight row of each tap (group offset included); stacked, the weight map coordinates
   // (c2, c3) of each shift's box, in entries J t and J t + 1 (box offsets are walked
   // arithmetically: next_tap below).
-  constexpr bool kTightRows = C::X3 && !KVEC && STACK && !WTAPS;
-  const int tight_rows = kTightRows ? SL * JD * a.box[1] * a.box[2] : 0;
+  // The kernel that may stage its box in pieces: 3xTF32, the scalar loader's x, depth planes
+  // stacked (its row table is sized by the tile).
+  constexpr bool kPieceKernel = C::X3 && !KVEC && STACK && !WTAPS;
+  const int tight_rows = kPieceKernel ? SL * JD * a.box[1] * a.box[2] : 0;
   int64_t* yrow = reinterpret_cast<int64_t*>(smem + 8 * kTwgBars);
-  int* tap_w = reinterpret_cast<int*>(yrow + (kTightRows ? tight_rows : SL * JD * NR));
+  int* tap_w = reinterpret_cast<int*>(yrow + (kPieceKernel ? tight_rows : SL * JD * NR));
   static_assert(2 + 2 * S + (C::X3 ? 4 : 0) <= kTwgBars, "twg: mbarriers in the head");
   // Weight stages and boxes at the next kTwgAlign boundary (the swizzle's period).
   const uint32_t s0 = smem_addr(smem);
@@ -176,7 +178,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   const bool staged = C::X3 && !KVEC && !STACK && a.box_stage != 0 && a.box_bufs > 1;
   // 3xTF32 with NCDHW x and a box reloaded per chunk (not w-stacked): a.box_stage 2 loads it by
   // TMA in kTwgPieces pieces of kTwgPieceCh channels through two piece buffers (below).
-  const bool pieces = C::X3 && !KVEC && STACK && !WTAPS && a.box_stage == 2 && a.box_bufs == 1;
+  const bool pieces = kPieceKernel && a.box_stage == 2 && a.box_bufs == 1;
   const bool uniform = (KVEC && a.box_tma) || staged || pieces;
 #pragma unroll
   for (int i = 0; i < 3; ++i) {
@@ -337,7 +339,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
         stage_load(ci0 + BK);
       }
     } else if (pieces) {
-      if constexpr (C::X3 && !KVEC && STACK && !WTAPS) {
+      if constexpr (kPieceKernel) {
         // Chunk ci0's box, piece q = plane q of each row: piece buffer q % 2 holds it (its
         // mbarrier's completion 2 ck + q / 2: parity q / 2). One position per thread, its
         // kTwgPieceCh channels stage_cs apart, split as the scalar loader splits; the TMA

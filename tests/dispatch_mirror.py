@@ -58,7 +58,7 @@ def dense_skip(mode, kind, bn):
     return env == "1" or (env != "0" and pays)
 
 
-def halo_smem(bn, pos, tap_cap, deep_chunks, mode, bm=256, pair=False):
+def halo_smem(bn, pos, tap_cap, deep_chunks, mode, bm=256, pair=False, phases=1):
     """halo_smem_bytes (tile_configs.h)."""
     stages = (16 if bn <= 32 else 8) * bn * 80  # halo_tap_bufs taps of B, any stage split
     if deep_chunks:
@@ -66,7 +66,8 @@ def halo_smem(bn, pos, tap_cap, deep_chunks, mode, bm=256, pair=False):
         epi = 8 * 4 * 8 * (tn // 2 + 4) if mode in ("bf16", "fp16") else 0  # per-warp buffers
         if pair:
             epi = 8 * 4 * 8 * 36  # kPairBufWords per warp, every type
-        return 12 * bm + epi + 8 * tap_cap + stages + pos * deep_chunks * 80
+        table = 4 * (-(-phases // 4) * 4)  # fused_phase_table_bytes
+        return 12 * bm + epi + 8 * tap_cap + table + stages + pos * deep_chunks * 80
     return 8 * bm + 8 * tap_cap + max(stages + pos * 80, 4 * bm * (bn + 1))
 
 
@@ -130,9 +131,10 @@ def halo_kind(spec, bn, mode, kvec, y_ncdhw=False):
             phases = [(c0 - span, c0) for _, nt, span, c0 in ax if nt > 0]
             ext.append(max(h for _, h in phases) - min(lo for lo, _ in phases))
         kvol_cap = -(-math.prod(k) // 4) * 4  # the fused tap table holds every phase's taps
-        for box in HALO_BOXES[bm]:
+        packs = kvol_cap < 1 << 15  # kFusedMaxTaps
+        for box in HALO_BOXES[bm] if packs else []:
             pos = math.prod(box[i] + ext[i] for i in range(3))
-            if halo_smem(bn, pos, kvol_cap, chunks, mode, bm, pair) <= 200 * 1024:
+            if halo_smem(bn, pos, kvol_cap, chunks, mode, bm, pair, math.prod(s)) <= 200 * 1024:
                 return "fused_pair" if pair else "fused"
     tf32_deep = mode == "tf32" and kvec and chunks > 2 and sum(taps) >= 2 * len(taps)
     if auto and ((few_taps and not tf32_deep) or dilated or wide_3x):

@@ -215,10 +215,13 @@ bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x
   // Every tap is in exactly one phase, and the tap table holds all phases' taps.
   const int64_t kvol = p.k[0] * p.k[1] * p.k[2];
   const int64_t tap_cap = (kvol + 3) / 4 * 4;
+  // The phase table's packing (fused_phase_entry); shared memory bounds it far lower anyway.
+  if (tap_cap >= fwd::kFusedMaxTaps) return false;
   const double taps_all = double(kvol);
   const BoxChoice best = pick_box(bm, p, ax, x, [&](const fwd::HaloBox& box, int64_t& smem) {
     const int64_t pos = (box.bqd + uext[0]) * int64_t(box.bqh + uext[1]) * (box.bqw + uext[2]);
-    smem = fwd::halo_smem_bytes(bn, bm, pos, tap_cap, chunks, fwd::elem_bytes(f.mode), 1, pair);
+    smem = fwd::halo_smem_bytes(bn, bm, pos, tap_cap, chunks, fwd::elem_bytes(f.mode), 1, pair,
+                                phases);
     const double tiles0 = double(p.N) * ceil_div(ax[0].q[0], box.bqd) *
                           ceil_div(ax[1].q[0], box.bqh) * ceil_div(ax[2].q[0], box.bqw);
     // Pairs: a warp's 32 rows are then one w line, so its paired stores fill whole sectors

@@ -79,6 +79,13 @@ struct HaloCfg : HaloGrid<BN, WG, PAIR, DGRID> {
   static constexpr int kStagesBytes = S * kStageB;
 };
 
+// A fused CTA's phase table entry (fused_phase_table_bytes): the phase's first tap table entry
+// | the taps its K loop runs << 16 (0: no taps, or no rows in the box) | whether the box holds
+// rows of it << 31. The host keeps the tap table below kFusedMaxTaps = 2^15 entries.
+__device__ __forceinline__ uint32_t fused_phase_entry(int base, int taps, bool rows) {
+  return uint32_t(base) | (uint32_t(taps) << 16) | (uint32_t(rows) << 31);
+}
+
 // PAIR (fused only, a.pair; tile kFusedPairTile): with NCDHW y and w stride 2, phase
 // (rd, rh, 0)'s tile stays in registers until (rd, rh, 1)'s is done, and both are then stored
 // together through a per-warp transpose (store_pair), so a store instruction writes whole
@@ -114,7 +121,11 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   uint32_t* warp_buf = reinterpret_cast<uint32_t*>(smem + 12 * BM);  // fused 16-bit, PAIR stores
   uint32_t* tap_a = reinterpret_cast<uint32_t*>(smem + C::kYoffBytes);  // box byte offset
   int* tap_w = reinterpret_cast<int*>(tap_a + a.tap_cap);             // weight tap offset
-  unsigned char* sb = smem + C::kYoffBytes + 8 * a.tap_cap;           // S B stages
+  // Fused: one word per stride phase (fused_phase_entry), after the tap tables.
+  uint32_t* ph_tab = reinterpret_cast<uint32_t*>(tap_w + a.tap_cap);
+  const int nph = FUSED ? a.ax[0].stride * a.ax[1].stride * a.ax[2].stride : 1;
+  unsigned char* sb = smem + C::kYoffBytes + 8 * a.tap_cap +           // S B stages
+                      (FUSED ? fused_phase_table_bytes(nph) : 0);
   unsigned char* sh = sb + C::kStagesBytes;                           // the halo box
   const uint32_t sh_addr = smem_addr(sh);
   const uint32_t sb_addr = smem_addr(sb);
@@ -324,14 +335,8 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   };
 
   // ---- per-phase helpers. Phase ph's residues (rd, rh, rw), w fastest.
-  const int nph = FUSED ? sd_ * sh_ * sw : 1;
   auto phase_res = [&](int ph, int& rd, int& rh, int& rw) {
     rd = FastDiv(a.div_sh).divmod(FastDiv(a.div_sw).divmod(ph, rw), rh);
-  };
-  auto phase_taps = [&](int ph) {
-    int rd, rh, rw;
-    phase_res(ph, rd, rh, rw);
-    return a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
   };
   // Whether this box holds any output of phase ph (phase 0 always: the grid is over its Q).
   auto phase_rows = [&](int ph) {
@@ -685,13 +690,23 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
                  int64_t(sw * bw) * a.ys[4];
       row_q[r] = uint32_t(bd) | (uint32_t(bh) << 10) | (uint32_t(bw) << 20);
     }
+    // The phase table: per phase its tap table start and the taps the K loop runs (0 when the
+    // phase has no taps or no rows in this box), its residues and whether it has rows. The
+    // loader and the phase loop below read one entry per phase; deriving them per stage
+    // (FastDiv splits of the phase index, indexed parameter loads) was some 15 % of the paired
+    // kernel's instructions (ncu source counters, suite case 6 TF32 NCDHW; design doc v47).
     {
       int base = 0;
       for (int ph = 0; ph < nph; ++ph) {
         int rd, rh, rw;
         phase_res(ph, rd, rh, rw);
         fill_taps(rd, rh, rw, base);
-        base += a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
+        const int taps = a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
+        if (tid == 0) {
+          const bool rows = phase_rows(ph);
+          ph_tab[ph] = fused_phase_entry(base, rows ? taps : 0, rows);
+        }
+        base += taps;
       }
     }
     // One B pipeline over the stages (phase, chunk, taps sub*TB ..) of every phase with rows
@@ -700,15 +715,14 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     // phase lp (its taps ltaps start at table entry lbase), chunk lc, stage lsub of lspc.
     int lp = -1, lbase = 0, ltaps = 0, lc = 0, lsub = 0, lspc = 0;
     auto next_phase = [&]() {
-      do {
-        lbase += ltaps;
-        ++lp;
-        ltaps = lp < nph ? phase_taps(lp) : 0;
-      } while (lp < nph && (ltaps == 0 || !phase_rows(lp)));
+      uint32_t e = 0;
+      while (++lp < nph && ((e = ph_tab[lp]) & 0x7fff0000u) == 0) {
+      }
+      lbase = int(e & 0xffffu);
+      ltaps = lp < nph ? int((e >> 16) & 0x7fffu) : 0;
       lspc = (ltaps + TB - 1) / TB;
       lc = lsub = 0;
     };
-    next_phase();
     auto issue_next = [&](int buf) {
       if (lp >= nph) return;
       load_b(buf, lc * BK, lsub * TB, lbase, ltaps);
@@ -722,7 +736,8 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     if constexpr (KVEC) {
       for (int c = 0; c < kchunks; ++c) load_halo(c * BK, c * chunk_bytes);
     }
-    __syncthreads();  // tap tables
+    __syncthreads();  // tap and phase tables
+    next_phase();
 #pragma unroll
     for (int s = 0; s < S - 1; ++s) {
       issue_next(s);
@@ -731,15 +746,13 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     if constexpr (!KVEC) {
       for (int c = 0; c < kchunks; ++c) load_halo(c * BK, c * chunk_bytes);
     }
-    int gst = 0, base = 0;  // stages done, table entry of this phase's first tap
+    int gst = 0;  // stages done
     for (int ph = 0; ph < nph; ++ph) {
-      const int tp = phase_taps(ph);
-      const bool rows = phase_rows(ph);
-      if (!rows && !PAIR) {  // PAIR: (rd, rh, 0) may still wait for its store below
-        base += tp;
-        continue;
-      }
-      if (tp > 0 && rows) {  // the loader (next_phase) skips the same phases
+      const uint32_t e = ph_tab[ph];
+      if (!PAIR && (e >> 31) == 0u) continue;  // no rows (PAIR: (rd, rh, 0) may still wait
+                                               // for its store below)
+      const int tp = int((e >> 16) & 0x7fffu), base = int(e & 0xffffu);
+      if (tp > 0) {  // the loader (next_phase) skips the same phases
         const int spc = (tp + TB - 1) / TB;
         for (int c = 0; c < kchunks; ++c) {
           for (int sub = 0; sub < spc; ++sub, ++gst) {
@@ -754,7 +767,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
           }
         }
       }
-      int rd, rh, rw;
+      int rd, rh, rw;  // (from the index: decoding them from the table cost ptxas registers)
       phase_res(ph, rd, rh, rw);
       if constexpr (PAIR) {
         if (rw == 0) {
@@ -771,7 +784,6 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
         store_direct(rd, rh, rw);
       }
       zero_acc(acc);
-      base += tp;
     }
     cp_async_wait<0>();  // nothing left in flight at exit
   }

@@ -181,7 +181,7 @@ constexpr int kRowBytes = kBkBytes + 16;  // +16 B pad: 8 rows of an ldmatrix hi
 // the epilogue tile [BM][BN+1] fp32 reuse the B and box bytes. Fused CTAs keep all deep_chunks
 // chunks of the box for every phase and store from registers (no CTA tile; 16-bit types pass
 // through a small per-warp buffer, w-phase pairs through kPairBufWords a warp), with a
-// phase-independent row table of 12 B per row.
+// phase-independent row table of 12 B per row and a phase table after the tap table.
 // The fused kernel's per-warp store buffer (16-bit types, without pairs): 8 rows of the
 // warp's TN columns, row stride TN / 2 + 4 words (conflict-free pair writes, 16-byte aligned
 // rows).
@@ -201,12 +201,21 @@ constexpr long long fused_epi_bytes(int bn, int elem_bytes, bool pair = false) {
              : 0;
 }
 
+// The fused kernel's phase table (halo_kernel.cuh, fused_phase_entry): 4 bytes per stride
+// phase, a whole number of 16-byte rows so the B stages after it stay aligned.
+constexpr long long fused_phase_table_bytes(long long phases) {
+  return 4 * ((phases + 3) / 4 * 4);
+}
+// Its entries pack the tap table start in 16 bits and a phase's taps in 15.
+constexpr long long kFusedMaxTaps = 1 << 15;
+
 constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long long tap_cap,
                                      long long deep_chunks, int elem_bytes, int box_bufs = 1,
-                                     bool pair = false) {
+                                     bool pair = false, long long phases = 1) {
   const long long stages = 1LL * halo_tap_bufs(bn) * bn * kRowBytes;
   if (deep_chunks > 0) {
-    return 12LL * bm + fused_epi_bytes(bn, elem_bytes, pair) + 8LL * tap_cap + stages +
+    return 12LL * bm + fused_epi_bytes(bn, elem_bytes, pair) + 8LL * tap_cap +
+           fused_phase_table_bytes(phases) + stages +
            halo_pos * deep_chunks * kRowBytes;
   }
   const long long main = stages + box_bufs * halo_pos * kRowBytes;

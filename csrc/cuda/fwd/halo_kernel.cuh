@@ -690,9 +690,9 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
                  int64_t(sw * bw) * a.ys[4];
       row_q[r] = uint32_t(bd) | (uint32_t(bh) << 10) | (uint32_t(bw) << 20);
     }
-    // The phase table: per phase its tap table start and the taps the K loop runs (0 when the
-    // phase has no taps or no rows in this box), its residues and whether it has rows. The
-    // loader and the phase loop below read one entry per phase; deriving them per stage
+    // The phase table: per phase its tap table start, the taps the K loop runs (0 when the
+    // phase has no taps or no rows in this box) and whether it has rows. The loader and the
+    // phase loop below read one entry per phase; deriving them per stage
     // (FastDiv splits of the phase index, indexed parameter loads) was some 15 % of the paired
     // kernel's instructions (ncu source counters, suite case 6 TF32 NCDHW; design doc v47).
     {

@@ -246,33 +246,49 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       // One position per thread and all of its kChunks chunks: bounds and the 64-bit offset
       // once per position, a 64-bit step per chunk, 32-bit offsets within one (the host
       // bounds (KRUN - 1) x the channel stride); as twg_kernel.cuh's loader (design doc v14).
-      for (int pos = tid; pos < P; pos += NT) {
-        int hw, hh;
-        const int hd = div_hh().divmod(div_hw().divmod(pos, hw), hh);
-        const int id = id0 + hd, ih = ih0 + hh, iw = iw0 + hw;
-        const bool in = (unsigned(id) < unsigned(a.ax[0].in)) &
-                        (unsigned(ih) < unsigned(a.ax[1].in)) &
-                        (unsigned(iw) < unsigned(a.ax[2].in));
-        const int nv = in ? a.cin_g - ci0 : 0;  // channels of this chunk inside x
-        const char* src = reinterpret_cast<const char*>(
-            x + (xn + int64_t(id) * a.xs[2] + int64_t(ih) * a.xs[3] + int64_t(iw) * a.xs[4] +
-                 int64_t(ci0) * a.xs[1]));
-        const int step = a.xs1_bytes;
-        uint4 v4[kChunks];
+      // Fused: PU positions per pass (pos, pos + NT), every load issued before the first is
+      // used, so a thread with two positions waits one memory latency, not two (its box is
+      // loaded once, before the K loop, and the other warps wait for it at the first stage).
+      constexpr int PU = FUSED ? 2 : 1;
+      const int step = a.xs1_bytes;
+      for (int pos0 = tid; pos0 < P; pos0 += PU * NT) {
+        uint32_t v[PU][kChunks * KRUN];
 #pragma unroll
-        for (int kc = 0; kc < kChunks; ++kc) {
-          const char* sp = src + int64_t(kc * KRUN) * step;
-          uint32_t v[KRUN];
+        for (int u = 0; u < PU; ++u) {
+          const int pos = pos0 + u * NT < P ? pos0 + u * NT : pos0;  // past P: load pos0 again
+          int hw, hh;
+          const int hd = div_hh().divmod(div_hw().divmod(pos, hw), hh);
+          const int id = id0 + hd, ih = ih0 + hh, iw = iw0 + hw;
+          const bool in = (unsigned(id) < unsigned(a.ax[0].in)) &
+                          (unsigned(ih) < unsigned(a.ax[1].in)) &
+                          (unsigned(iw) < unsigned(a.ax[2].in));
+          const int nv = in ? a.cin_g - ci0 : 0;  // channels of this chunk inside x
+          const char* src = reinterpret_cast<const char*>(
+              x + (xn + int64_t(id) * a.xs[2] + int64_t(ih) * a.xs[3] + int64_t(iw) * a.xs[4] +
+                   int64_t(ci0) * a.xs[1]));
 #pragma unroll
-          for (int e = 0; e < KRUN; ++e) {
-            v[e] = kc * KRUN + e < nv ? ld_bits(reinterpret_cast<const T*>(sp + e * step)) : 0u;
-            if constexpr (MODE == Mode::kTf32) v[e] = tf32_operand(v[e]);
+          for (int kc = 0; kc < kChunks; ++kc) {
+            const char* sp = src + int64_t(kc * KRUN) * step;
+#pragma unroll
+            for (int e = 0; e < KRUN; ++e) {
+              v[u][kc * KRUN + e] =
+                  kc * KRUN + e < nv ? ld_bits(reinterpret_cast<const T*>(sp + e * step)) : 0u;
+            }
           }
-          v4[kc] = pack_bits16<KRUN>(v);
         }
 #pragma unroll
-        for (int kc = 0; kc < kChunks; ++kc) {
-          *reinterpret_cast<uint4*>(sh + dst + pos * kRowBytes + kc * kChunkBytes) = v4[kc];
+        for (int u = 0; u < PU; ++u) {
+          if (pos0 + u * NT >= P) break;
+#pragma unroll
+          for (int kc = 0; kc < kChunks; ++kc) {
+            uint32_t* w = &v[u][kc * KRUN];
+            if constexpr (MODE == Mode::kTf32) {
+#pragma unroll
+              for (int e = 0; e < KRUN; ++e) w[e] = tf32_operand(w[e]);
+            }
+            *reinterpret_cast<uint4*>(sh + dst + (pos0 + u * NT) * kRowBytes + kc * kChunkBytes) =
+                pack_bits16<KRUN>(w);
+          }
         }
       }
     }
@@ -347,9 +363,10 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   // Tap table entries base.. of phase (rd, rh, rw): tap t = (jd, jh, jw) reads its A rows at box
   // byte offset tap_a (box index c_j - lo per axis) and its B rows at element offset tap_w of
   // the group's packed weight (the host keeps one group's packed weight under 2^31 elements).
-  auto fill_taps = [&](int rd, int rh, int rw, int base) {
+  // Threads t0, t0 + tstep, ... write the entries.
+  auto fill_taps = [&](int rd, int rh, int rw, int base, int t0, int tstep) {
     const int nd = a.ax[0].ntap[rd], nh = a.ax[1].ntap[rh], nw = a.ax[2].ntap[rw];
-    for (int t = tid; t < nd * nh * nw; t += NT) {
+    for (int t = t0; t < nd * nh * nw; t += tstep) {
       int jw, jh;
       const int jd = FastDiv(a.div_nh[rh]).divmod(FastDiv(a.div_nws[rw]).divmod(t, jw), jh);
       const int bd = a.ax[0].c0[rd] - jd * csd - lod, bh = a.ax[1].c0[rh] - jh * csh - loh,
@@ -612,7 +629,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       }
       yrow[r] = off;
     }
-    fill_taps(rd, rh, rw, 0);
+    fill_taps(rd, rh, rw, 0, tid, NT);
 
     // ---- stages st = (chunk, taps sub*TB ..): standard multistage cp.async pipeline for B. At
     // stage st, after the barrier, buffer (st-1) % S is free (every warp finished stage st-1)
@@ -695,16 +712,22 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     // phase loop below read one entry per phase; deriving them per stage
     // (FastDiv splits of the phase index, indexed parameter loads) was some 15 % of the paired
     // kernel's instructions (ncu source counters, suite case 6 TF32 NCDHW; design doc v47).
+    // Phase ph's entries are written by warp ph % kWarps (a phase has a few taps: with every
+    // warp on every phase, warp 0 wrote them all while the others waited at the barrier below;
+    // ncu, design doc v48).
     {
+      constexpr int kWarps = NT / 32;
       int base = 0;
       for (int ph = 0; ph < nph; ++ph) {
         int rd, rh, rw;
         phase_res(ph, rd, rh, rw);
-        fill_taps(rd, rh, rw, base);
         const int taps = a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
-        if (tid == 0) {
-          const bool rows = phase_rows(ph);
-          ph_tab[ph] = fused_phase_entry(base, rows ? taps : 0, rows);
+        if (warp == ph % kWarps) {
+          fill_taps(rd, rh, rw, base, lane, 32);
+          if (lane == 0) {
+            const bool rows = phase_rows(ph);
+            ph_tab[ph] = fused_phase_entry(base, rows ? taps : 0, rows);
+          }
         }
         base += taps;
       }

@@ -818,6 +818,17 @@ def test_fused_long_reduction(layout, precision, monkeypatch):
 
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+def test_fused_many_taps_per_phase(layout, precision, monkeypatch):
+    # One warp writes a phase's tap entries (lane, lane + 32, ...): kernel 5 with stride 1 on
+    # two axes gives phases of 75 and 50 taps, more than a warp's lanes. Forced: auto mode
+    # keeps phases this long off the fused kernel.
+    monkeypatch.setenv("CONVT3D_HALO", FORCE["fused"])
+    spec = (1, 16, 16, (3, 4, 6), (5, 5, 5), (1, 1, 2), (2, 2, 2), (0, 0, 1), (1, 1, 1), 1, True)
+    run(spec, precision, layout, expect_path=False, kernel="fused")
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
 @pytest.mark.parametrize("dense", ["1", "0"])
 def test_dense_groups(dense, layout, precision, monkeypatch):
     """Suite cases 5 and 7's grouping (4 groups of 8 -> 8) and a stride-1 one run densified

@@ -354,10 +354,9 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   auto phase_res = [&](int ph, int& rd, int& rh, int& rw) {
     rd = FastDiv(a.div_sh).divmod(FastDiv(a.div_sw).divmod(ph, rw), rh);
   };
-  // Whether this box holds any output of phase ph (phase 0 always: the grid is over its Q).
-  auto phase_rows = [&](int ph) {
-    int rd, rh, rw;
-    phase_res(ph, rd, rh, rw);
+  // Whether this box holds any output of phase (rd, rh, rw) (phase 0 always: the grid is over
+  // its Q).
+  auto phase_rows = [&](int rd, int rh, int rw) {
     return qd0 < a.ax[0].q[rd] && qh0 < a.ax[1].q[rh] && qw0 < a.ax[2].q[rw];
   };
   // Tap table entries base.. of phase (rd, rh, rw): tap t = (jd, jh, jw) reads its A rows at box
@@ -725,7 +724,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
         if (warp == ph % kWarps) {
           fill_taps(rd, rh, rw, base, lane, 32);
           if (lane == 0) {
-            const bool rows = phase_rows(ph);
+            const bool rows = phase_rows(rd, rh, rw);
             ph_tab[ph] = fused_phase_entry(base, rows ? taps : 0, rows);
           }
         }

@@ -85,6 +85,10 @@ struct HaloCfg : HaloGrid<BN, WG, PAIR, DGRID> {
 __device__ __forceinline__ uint32_t fused_phase_entry(int base, int taps, bool rows) {
   return uint32_t(base) | (uint32_t(taps) << 16) | (uint32_t(rows) << 31);
 }
+// Its fields: the first tap table entry, the taps the K loop runs, whether the box has rows.
+__device__ __forceinline__ int fused_phase_base(uint32_t e) { return int(e & 0xffffu); }
+__device__ __forceinline__ int fused_phase_taps(uint32_t e) { return int((e >> 16) & 0x7fffu); }
+__device__ __forceinline__ bool fused_phase_rows(uint32_t e) { return (e >> 31) != 0u; }
 
 // PAIR (fused only, a.pair; tile kFusedPairTile): with NCDHW y and w stride 2, phase
 // (rd, rh, 0)'s tile stays in registers until (rd, rh, 1)'s is done, and both are then stored
@@ -738,10 +742,10 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     int lp = -1, lbase = 0, ltaps = 0, lc = 0, lsub = 0, lspc = 0;
     auto next_phase = [&]() {
       uint32_t e = 0;
-      while (++lp < nph && ((e = ph_tab[lp]) & 0x7fff0000u) == 0) {
+      while (++lp < nph && fused_phase_taps(e = ph_tab[lp]) == 0) {
       }
-      lbase = int(e & 0xffffu);
-      ltaps = lp < nph ? int((e >> 16) & 0x7fffu) : 0;
+      lbase = fused_phase_base(e);
+      ltaps = lp < nph ? fused_phase_taps(e) : 0;
       lspc = (ltaps + TB - 1) / TB;
       lc = lsub = 0;
     };
@@ -771,9 +775,9 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     int gst = 0;  // stages done
     for (int ph = 0; ph < nph; ++ph) {
       const uint32_t e = ph_tab[ph];
-      if (!PAIR && (e >> 31) == 0u) continue;  // no rows (PAIR: (rd, rh, 0) may still wait
-                                               // for its store below)
-      const int tp = int((e >> 16) & 0x7fffu), base = int(e & 0xffffu);
+      // no rows (PAIR: (rd, rh, 0) may still wait for its store below)
+      if (!PAIR && !fused_phase_rows(e)) continue;
+      const int tp = fused_phase_taps(e), base = fused_phase_base(e);
       if (tp > 0) {  // the loader (next_phase) skips the same phases
         const int spc = (tp + TB - 1) / TB;
         for (int c = 0; c < kchunks; ++c) {

@@ -19,7 +19,7 @@ SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG"
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_TWG_WSTACK",
             "CONVT3D_TWG_BQW", "CONVT3D_TWG_LONG", "CONVT3D_TWG_STAGE", "CONVT3D_PW",
             "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PW_LEAN",
-            "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR", "CONVT3D_DENSE_SKIP")
+            "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR", "CONVT3D_DENSE_SKIP", "CONVT3D_TWG_H16")
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
@@ -61,16 +61,25 @@ CASES = [
     # smaller phases read it skewed; two chunks, the last a partial one
     (1, 72, 40, (3, 4, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1"}),
-    # strict fp32 with NCDHW x (W % 4 == 0): each chunk's box staged by one TMA copy of x and
-    # split by the warps; two groups with a partial last chunk, and one- and two-tap phases
+    # strict fp32 with NCDHW x (W % 4 == 0) and TF32 operands: each chunk's box staged by one
+    # TMA copy of x and split by the warps; two groups with a partial last chunk, and one- and
+    # two-tap phases. The same two as fp16 products (the default for dense x: a streamed box by
+    # the scalar loader, or by TMA when channels_last)
     (1, 80, 96, (4, 5, 8), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 2,
-     {"CONVT3D_TWG": "1"}),
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_H16": "0"}),
     (1, 64, 64, (3, 5, 8), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1,
-     {"CONVT3D_TWG": "1"}),
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_H16": "0"}),
+    (1, 80, 96, (4, 5, 8), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 2,
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_H16": "1"}),
+    (1, 64, 64, (3, 5, 8), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1,
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_H16": "1"}),
     # strict fp32 with NCDHW x, two stacked depth planes and a box reloaded per chunk: staged
-    # by TMA in pieces of 4 channels through two buffers (three chunks, a partial last one)
+    # by TMA in pieces of 4 channels through two buffers (three chunks, a partial last one);
+    # as fp16 products the box streams instead
     (1, 44, 24, (4, 10, 16), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
-     {"CONVT3D_TWG": "1"}),
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_H16": "0"}),
+    (1, 44, 24, (4, 10, 16), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_TWG": "1", "CONVT3D_TWG_H16": "1"}),
     # channels_last boxes by cp.async instead of TMA (the default where the tensor map is legal)
     (1, 72, 40, (3, 4, 9), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_TWG": "1", "CONVT3D_TWG_TMA": "0"}),

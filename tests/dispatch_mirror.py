@@ -172,7 +172,7 @@ TWG_TILE_PAD = 4  # tile_configs.h: kTwgTilePad
 
 
 def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1, wstack=False,
-             long_stage=False, stage_bytes=0, tight=False):
+             long_stage=False, stage_bytes=0, tight=False, h16=False):
     """twg_smem_bytes (tile_configs.h): ten mbarriers and the row and tap tables, then (at the
     next 512-byte boundary: the swizzle's period) 3 stages (twg_stages: 2 for 3xTF32) of
     2 x slices taps (4 x slices with long_stage) x 4 KB of weights and the boxes of pos_pad
@@ -180,11 +180,11 @@ def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1, w
     epilogue tile of bm rows of 64 / stack + 4 fp32 if larger (one per block when the blocks
     are w taps); a staged box's staging buffer (stage_bytes) follows the boxes. tight: the row
     table holds bm rows (3xTF32's depth-stacked scalar-loader kernel), not slices x planes x
-    nr."""
+    nr. h16: 3xTF32 as fp16 products, one copy (split 1) with 3xTF32's two stages."""
     planes = 1 if wstack else stack
     rows = bm if tight else slices * planes * nr
     head = -(-(8 * 10 + 8 * rows + 4 * tap_cap) // 128) * 128  # twg_head_bytes
-    stages = 2 if split == 2 else 3
+    stages = 2 if split == 2 or h16 else 3
     taps = (4 if long_stage else 2) * slices  # twg_taps_per_stage
     main = split * (stages * taps * 4096 + box_bufs * 4 * pos_pad * 16) + stage_bytes
     return head + 512 + max(main, 4 * bm * (stack if wstack else 1) * (64 // stack + TWG_TILE_PAD))
@@ -239,7 +239,26 @@ def twg_wstack_ok(spec, stack):
 TWG_NCDHW_LINE_COST = 64  # forward_cuda.cpp: kTwgNcdhwLineCost
 
 
-def twg_run(spec, mode, kvec=True, y_ncdhw=False):
+def is_dense(x):
+    """c10's is_non_overlapping_and_dense: x's elements fill its storage span exactly (any
+    order of the dimensions)."""
+    expected = 1
+    for stride, size in sorted((x.stride(i), x.size(i)) for i in range(x.dim()) if x.size(i) != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def twg_h16(x, mode):
+    """twg_h16_ok (forward_cuda.cpp): strict fp32 runs the transposed kernel as fp16 products
+    (name "_h16") where x is fp32 and dense; CONVT3D_TWG_H16=0 never. x None: a dense x."""
+    if mode != "3xtf32" or os.environ.get("CONVT3D_TWG_H16") == "0":
+        return False
+    return x is None or (x.dtype.is_floating_point and x.element_size() == 4 and is_dense(x))
+
+
+def twg_run(spec, mode, kvec=True, y_ncdhw=False, h16=None):
     """Mirror of plan_twg's choice (forward_cuda.cpp): (the run length NR with the fewest
     estimated cycles, whether the box streams through two buffers, the slices per CTA, the
     slice's bqh and bqw, the stacked blocks J, whether they are w taps), or None when no box
@@ -254,7 +273,9 @@ def twg_run(spec, mode, kvec=True, y_ncdhw=False):
     width (None where no such tile fits). 3xTF32 takes TWG_X3_RUN and
     two slices at one CTA per SM (the opt-in shared memory), with split operands, and unstacked
     the long weight stages (8th item; CONVT3D_TWG_LONG=0 never) where that tile with its box
-    buffers still fits."""
+    buffers still fits; as fp16 products (h16: twg_h16 of x, None: of a dense x) one copy of
+    each operand. Without CONVT3D_TWG, Cout/g <= 16 takes w stacks only (expected_path), so
+    depth stacks there neither compete nor keep w stacks out."""
     _, cin, cout, size, k, s, p, op, d, g, _ = spec
     axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
     chunks = -(-(cin // g) // bk_elems(mode))
@@ -270,11 +291,17 @@ def twg_run(spec, mode, kvec=True, y_ncdhw=False):
               and (twg_wstack_ok(spec, j) if ws else twg_stack_ok(spec, j))]
 
     x3 = mode == "3xtf32"
-    split = 2 if x3 else 1
+    if h16 is None:  # a dense x
+        h16 = twg_h16(None, mode)
+    split = 2 if x3 and not h16 else 1
     runs = (TWG_X3_RUN,) if x3 else TWG_RUNS
     # y's channel stride is not 1: NCDHW with more than one output position
     line_cost = TWG_NCDHW_LINE_COST if y_ncdhw and math.prod(
         sum(r[0] for r in a) for a in axes) > 1 else 0
+
+    # the automatic choice takes Cout/g <= 16 with w taps only (expected_path): depth stacks
+    # neither compete nor keep w stacks out
+    depth_rejected = os.environ.get("CONVT3D_TWG") not in ("0", "1") and cout // g <= 16
 
     def search(sl):
         cap = TWG_SMEM_CAP[4 if x3 else sl]
@@ -322,16 +349,18 @@ def twg_run(spec, mode, kvec=True, y_ncdhw=False):
                              + ext_h * hw + ext_w + nr)
                     pos_pad = -(-max(max_pos, reach) // 8) * 8
                     bm = dd * bqh * bqw
-                    tight = x3 and not kvec and stack > 1 and not ws
+                    tight = x3 and not h16 and not kvec and stack > 1 and not ws
                     if twg_smem(nr, bm, pos_pad, tap_cap, 1, sl, stack, split, ws, False, 0,
-                                tight) > cap:
+                                tight, h16) > cap:
                         continue
-                    if not ws:
+                    if not ws and not depth_rejected:
                         depth_fit = max(depth_fit, stack)
+                    if not ws and depth_rejected:
+                        continue
                     if best is None or cost < best[0]:
                         best = (cost, nr, bqh, bqw,
                                 twg_smem(nr, bm, pos_pad, tap_cap, 2, sl, stack, split, ws,
-                                         False, 0, tight) <= cap, stack, ws,
+                                         False, 0, tight, h16) <= cap, stack, ws,
                                 (bm, pos_pad, tap_cap))
         return best
 
@@ -351,7 +380,8 @@ def twg_run(spec, mode, kvec=True, y_ncdhw=False):
     bm, pos_pad, tap_cap = best[7]
     long_ok = x3 and best[5] == 1 and os.environ.get("CONVT3D_TWG_LONG") != "0"
     long_stage = long_ok and twg_smem(best[1], bm, pos_pad, tap_cap, 2 if stream else 1,
-                                      sl, 1, split, False, True) <= TWG_SMEM_CAP[4]
+                                      sl, 1, split, False, True, 0, False,
+                                      h16) <= TWG_SMEM_CAP[4]
     return best[1], stream, sl, best[2], best[3], best[5], best[6], long_stage, best[7]
 
 
@@ -363,7 +393,7 @@ def twg_stage(x, spec, mode, kvec, run):
     columns). "stage": a streamed unstacked box whose staging buffer (16 channels) fits beside
     the plan's shared memory; "pieces": a box reloaded per chunk with stacked depth planes
     whose two piece buffers (4 channels each) fit; else None. run: twg_run's tuple."""
-    if mode != "3xtf32" or kvec:
+    if mode != "3xtf32" or kvec or twg_h16(x, mode):
         return None
     if os.environ.get("CONVT3D_TWG_STAGE") == "0" or x.stride(4) != 1 or x.data_ptr() % 16:
         return None
@@ -624,7 +654,8 @@ def kernel_path(x, spec, mode, w=None):
     if kind == "halo" and wgmma_expected(x.device, mode):
         kind = "halo_wgmma"
     if twg_expected(x.device, spec, mode, kind, cout // g, kvec, x):
-        run = twg_run(spec, mode, kvec, y_ncdhw)
+        h16 = twg_h16(x, mode)
+        run = twg_run(spec, mode, kvec, y_ncdhw, h16)
         # narrow: only where the stacked blocks fill more than half of M, and with Cout/g <= 16
         # only with w taps
         if run is not None and (cout // g > 32 or cout // g * run[5] > 32) and (
@@ -632,7 +663,7 @@ def kernel_path(x, spec, mode, w=None):
             stream = "_stream" if run[1] else ""
             sl = "_s2" if run[2] == 2 else ""
             stack = f"_{'w' if run[6] else 'j'}{run[5]}" if run[5] > 1 else ""
-            long_stage = "_long" if run[7] else ""
+            long_stage = ("_long" if run[7] else "") + ("_h16" if h16 else "")
             box = ("tma" if twg_tma(x, spec, mode, kvec, *run[2:7])
                    else twg_stage(x, spec, mode, kvec, run) or loader)
             return f"twg_{mode}_n{run[0]}{sl}{stack}{long_stage}{stream}_{box}{suffix}"

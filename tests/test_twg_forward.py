@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import inductor_convt3d as ic
-from dispatch_mirror import twg_run, twg_stack_ok, twg_stage, twg_wstack_ok
+from dispatch_mirror import twg_h16, twg_run, twg_stack_ok, twg_stage, twg_wstack_ok
 from test_fast_forward import (HALO_PHASE_CASES, LAYOUTS, SUITE_SMALL, allow_tf32,
                                assert_bitwise_repeatable, geometry_args, make, ops, run)
 
@@ -39,7 +39,9 @@ def run_twg(spec, precision, layout="ncdhw", seed=0):
     """Runs spec; asserts the twg kernel ran where it is legal and a tile fits (3xTF32's doubled
     operands may not: twg_run), and the result."""
     cout_g = spec[2] // spec[9]
-    legal = twg_available() and cout_g <= 64 and twg_run(spec, precision[3]) is not None
+    (x, _, _), _ = make(spec, precision[0], layout, seed)  # strict fp32: fp16 products if dense
+    legal = (twg_available() and cout_g <= 64
+             and twg_run(spec, precision[3], h16=twg_h16(x, precision[3])) is not None)
     run(spec, precision, layout, seed, expect_path=False, kernel="twg" if legal else None)
     if not legal:
         (x, w, _), _ = make(spec, precision[0], layout)
@@ -237,6 +239,7 @@ def test_twg_staged_box_matches_scalar_loader(case, layout, monkeypatch):
     same values for every tap: results identical bit for bit, and right. The staged box runs
     exactly where the mirror says (twg_stage): not where x's data pointer is misaligned or its
     w stride is not 1."""
+    monkeypatch.setenv("CONVT3D_TWG_H16", "0")  # TF32 operands: the loaders that stage boxes
     spec = STAGE_SPECS[case]
     precision = (torch.float32, False, 1e-6, "3xtf32")
     paths = run_switch_on_off(spec, precision, layout, "CONVT3D_TWG_STAGE", monkeypatch)
@@ -281,6 +284,7 @@ def test_twg_box_pieces_match_scalar_loader(case, layout, monkeypatch):
     for every tap: results identical bit for bit, and right. The pieces run exactly where the
     mirror says (twg_stage), which is every spec here with NCDHW x; not where x's data pointer
     is misaligned or its w stride is not 1."""
+    monkeypatch.setenv("CONVT3D_TWG_H16", "0")  # TF32 operands: the loaders that stage boxes
     spec = PIECE_SPECS[case]
     precision = (torch.float32, False, 1e-6, "3xtf32")
     paths = run_switch_on_off(spec, precision, layout, "CONVT3D_TWG_STAGE", monkeypatch)
@@ -467,6 +471,7 @@ STRICT_LONG_CASES = [
 @pytest.mark.parametrize("case", range(len(STRICT_LONG_CASES)))
 def test_twg_strict_fp32_long_stages(case, layout, monkeypatch):
     monkeypatch.delenv("CONVT3D_TWG")  # the automatic choice, as the mirror predicts it
+    monkeypatch.setenv("CONVT3D_TWG_H16", "0")  # the TF32 operands' stage sizes
     spec = STRICT_LONG_CASES[case]
     run(spec, (torch.float32, False, 1e-6, "3xtf32"), layout)
     assert twg_run(spec, "3xtf32")[7] == (case < 3)
@@ -476,6 +481,7 @@ def test_twg_strict_fp32_long_stages(case, layout, monkeypatch):
 def test_twg_strict_fp32_long_stages_off(layout, monkeypatch):
     # CONVT3D_TWG_LONG=0: the long-stage layers above take the short stages, still right
     monkeypatch.setenv("CONVT3D_TWG_LONG", "0")
+    monkeypatch.setenv("CONVT3D_TWG_H16", "0")
     spec = STRICT_LONG_CASES[0]
     path = path_after_run(spec, (torch.float32, False, 1e-6, "3xtf32"), layout)
     assert "_long" not in path, path

@@ -507,6 +507,18 @@ bool twg_tma_ok(const FastPlan& f, int bqh, int bqw, int planes) {
   return true;
 }
 
+// Strict fp32 as fp16 products on the transposed kernel (a.h16, fwd/h16_split.cuh): where x is
+// dense, so that one pass over its storage finds its scale (fwd::h16_absmax); CONVT3D_TWG_H16=0
+// never. Half the tensor-core time of TF32 operands and half their shared memory, so boxes that
+// were reloaded per chunk stream. Measured (H200, 2026-11-27, halo_ab.py --batch 3, two rounds,
+// strict fp32, ms, fp16 products / TF32 operands, NCDHW and channels_last): suite case 4 6.02,
+// 6.21 / 8.52, 8.53 and 5.22, 5.35 / 8.24, 8.28; case 2 2.82 / 4.23 and 2.57 / 4.09; case 3
+// 9.36 / 15.25 and 8.82 / 14.82; case 8 0.473 / 0.589 and 0.496 / 0.619; case 11 0.776 / 1.007
+// and 0.664 / 1.004; case 12 0.931 / 1.075 and 0.823 / 0.999 (first rounds).
+bool twg_h16_ok(const FastPlan& f, const at::Tensor& x) {
+  return f.sw.twg_h16 != 0 && x.scalar_type() == at::kFloat && x.is_non_overlapping_and_dense();
+}
+
 // 3xTF32 staged boxes (a.box_stage, twg_kernel.cuh): the scalar loader's x (NCDHW-like, no
 // 16-byte channel loader), w unit-stride and the other strides and the data pointer 16-byte
 // aligned (the TMA's), CONVT3D_TWG_STAGE unset.
@@ -592,9 +604,11 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   constexpr int64_t kTwgIntMax = std::numeric_limits<int32_t>::max();
   const int env = f.sw.twg;  // CONVT3D_TWG: 1 wherever legal, 0 never, unset twg_pays
   if (env == 0) return;
-  // 3xTF32: two copies of each operand, one run length, two slices at one CTA per SM
+  // 3xTF32: two copies of each operand, one run length, two slices at one CTA per SM; as fp16
+  // products (h16: twg_h16_ok) one copy.
   const bool x3 = f.mode == fwd::Mode::kTf32x3;
-  const int split = x3 ? 2 : 1;
+  const bool h16 = x3 && twg_h16_ok(f, x);
+  const int split = x3 && !h16 ? 2 : 1;
   if (!use_wgmma_arch(x) || f.p.Cout_g > 64) return;
   const fwd::AxisPlan* ax = f.args.ax;
   const TapStats ts = tap_stats(f.p, ax);
@@ -630,7 +644,10 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
     // halo_ab.py --batch 5, ms, two planes / two w taps: suite case 4 (Cout 24) TF32 4.40 /
     // 5.40 NCDHW, 3.82 / 5.02 channels_last, bf16 2.87 / 3.99 and 2.24 / 3.46). Suite case 1
     // (Cout 16, 7 w taps), where four planes do not fit: four w taps 0.616 / two planes 1.541
-    // TF32 NCDHW, 0.407 / 0.858 bf16.
+    // TF32 NCDHW, 0.407 / 0.858 bf16. The automatic choice takes Cout/g <= 16 with w taps only
+    // (below), so there depth stacks neither compete nor keep w stacks out (strict fp32 as
+    // fp16 products fits four planes of suite case 1, which then went to the halo kernel).
+    const bool depth_rejected = env == -1 && f.p.Cout_g <= 16;
     int depth_fit = 0;
     for (const auto& [J, ws] : stacks) {
       if (ws && J <= depth_fit) continue;
@@ -681,11 +698,12 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
                                 ext_w + nr;
           const int64_t pos_pad = fwd::twg_box_rows(max_pos, reach);
           // (3xTF32's depth-stacked scalar-loader kernel sizes its row table by the tile)
-          const bool tight = x3 && !f.kvec && J > 1 && !ws;
+          const bool tight = x3 && !h16 && !f.kvec && J > 1 && !ws;
           const int64_t smem = fwd::twg_smem_bytes(nr, int(dd * bqh * bqw), pos_pad, tap_cap, 1,
-                                                   sl, J, split, ws, false, 0, tight);
+                                                   sl, J, split, ws, false, 0, tight, h16);
           if (smem > cap) continue;
-          if (!ws) depth_fit = std::max(depth_fit, J);
+          if (!ws && !depth_rejected) depth_fit = std::max(depth_fit, J);
+          if (!ws && depth_rejected) continue;
           if (best.nr == 0 || cost < best.cost) {
             best = TwgTile{cost, nr, int(bqh), int(bqw), 1, J, ws, smem, tap_cap, pos_pad, tight};
           }
@@ -706,7 +724,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
       const int64_t stream_smem =
           fwd::twg_smem_bytes(best.nr, int(sl * best.planes() * best.h * best.w), best.pos_pad,
                               best.tap_cap, 2, sl, best.stack, split, best.wstack, false, 0,
-                              best.tight);
+                              best.tight, h16);
       if (stream_smem <= cap) {
         best.box_bufs = 2;
         best.smem = stream_smem;
@@ -770,7 +788,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   if (x3 && t.stack == 1 && f.sw.twg_long != 0) {  // CONVT3D_TWG_LONG=0: never
     const int64_t long_smem =
         fwd::twg_smem_bytes(t.nr, int(slices * t.h * t.w), t.pos_pad, t.tap_cap, t.box_bufs,
-                            slices, 1, split, false, true);
+                            slices, 1, split, false, true, 0, false, h16);
     if (long_smem <= int64_t(prop->sharedMemPerBlockOptin)) {
       long_stage = 1;
       t.smem = long_smem;
@@ -783,7 +801,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // staged / scalar loader): suite case 12 1.0749, 1.0835 / 1.1233, 1.1049; case 11 1.0144,
   // 1.0118 / 1.0537, 1.0504. Cases 2, 3, 4 and 8 do not stream their box (no room).
   int box_stage = 0;
-  if (x3 && t.box_bufs == 2 && t.stack == 1 && twg_stage_ok(f, x)) {
+  if (x3 && !h16 && t.box_bufs == 2 && t.stack == 1 && twg_stage_ok(f, x)) {
     const int64_t stage_bytes = twg_stage_bytes(f, t.h, t.w, slices, fwd::bk_elems(f.mode));
     const int64_t stage_smem =
         fwd::twg_smem_bytes(t.nr, int(slices * t.h * t.w), t.pos_pad, t.tap_cap, t.box_bufs,
@@ -799,7 +817,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   // are copied during the previous chunk's wgmmas, and the warps split each piece from shared
   // memory, instead of the scalar loader's round trips to global memory with every wgmma done.
   // (Only the depth-stacked kernel has it: in the unstacked ones it spilled 84 bytes.)
-  if (x3 && t.box_bufs == 1 && t.stack > 1 && !t.wstack && twg_stage_ok(f, x)) {
+  if (x3 && !h16 && t.box_bufs == 1 && t.stack > 1 && !t.wstack && twg_stage_ok(f, x)) {
     const int64_t piece_bytes =
         2 * twg_stage_bytes(f, t.h, t.w, slices * t.planes(), fwd::kTwgPieceCh);
     const int64_t piece_smem = fwd::twg_smem_bytes(
@@ -813,6 +831,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   fwd::FwdArgs& a = f.args;
   a.twg_long = long_stage;
   a.box_stage = box_stage;
+  a.h16 = h16 ? 1 : 0;  // (its packed rows are padded further at the call: forward_cuda)
   a.box[0] = slices;
   a.box[1] = t.h;
   a.box[2] = t.w;
@@ -833,7 +852,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   f.twg_nr = t.nr;
   f.name = std::string("twg_") + fwd::mode_name(f.mode) + "_n" + std::to_string(t.nr) +
            (slices == 2 ? "_s2" : "") + (t.stack > 1 ? (t.wstack ? "_w" : "_j") + std::to_string(t.stack) : "") +
-           (long_stage ? "_long" : "") + (t.box_bufs > 1 ? "_stream" : "") +
+           (long_stage ? "_long" : "") + (h16 ? "_h16" : "") + (t.box_bufs > 1 ? "_stream" : "") +
            (a.box_tma ? "_tma" : f.kvec ? "_kvec" : box_stage == 2 ? "_pieces" :
             box_stage ? "_stage" : "_mfast");
 }
@@ -972,6 +991,7 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
   f.blocks = m_tiles * n_tiles * f.p.groups;
   f.halo = false;
   f.twg_nr = 0;
+  a.h16 = 0;  // (plan_twg's choice for the same layer)
   a.x_mn = mn ? 1 : 0;
   a.ws0 = p.w_st[0];
   f.pw_bn = bn;
@@ -1181,6 +1201,9 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   const c10::cuda::CUDAGuard guard(x.device());
   auto stream = at::cuda::getCurrentCUDAStream();
   fwd::FwdArgs& a = f.args;
+  // Strict fp32 as fp16 products (plan_twg): each packed row's 16-channel chunks hold the big
+  // and the small halves, so the rows are padded to whole chunks.
+  if (a.h16) a.cin_pad = static_cast<int>(ceil_div(a.cin_g, fwd::kH16Chunk) * fwd::kH16Chunk);
 
   // Weight in the kernel's K-contiguous layout: the size of w (plus channel padding to 16 bytes),
   // straight from the caching allocator (no tensor around it: at::empty's dispatch cost a small
@@ -1189,8 +1212,8 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   c10::DataPtr wp;
   const int64_t w_rows = f.p.groups * p.k[0] * p.k[1] * p.k[2] * a.cout_g;  // [g][tap][co]
   // Copies of the packed weight: 2 (TF32 big and small parts) for the transposed kernel in
-  // 3xTF32, else 1.
-  const int64_t w_split = f.twg_nr > 0 && f.mode == fwd::Mode::kTf32x3 ? 2 : 1;
+  // 3xTF32, else 1 (as fp16 products, a.h16: each row holds both parts as halves).
+  const int64_t w_split = f.twg_nr > 0 && f.mode == fwd::Mode::kTf32x3 && !a.h16 ? 2 : 1;
   if (a.w_direct) {
     a.wp = w.const_data_ptr();
   } else {
@@ -1207,8 +1230,21 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
     // on (w_split); the non-overlapping kernel splits B in shared memory (its weight share of y
     // is larger: split, suite case 9's would be 6.25 % of y)
     r.split = w_split > 1 ? total : 0;
-    wp = c10::cuda::CUDACachingAllocator::get()->allocate(
-        size_t(w_split * total) * w.element_size());
+    // As fp16 products: x's and w's largest |value| bits (h16_absmax) in 16 bytes past the rows.
+    const size_t w_bytes = size_t(w_split * total) * w.element_size();
+    wp = c10::cuda::CUDACachingAllocator::get()->allocate(w_bytes + (a.h16 ? 16 : 0));
+    if (a.h16) {
+      auto* m = reinterpret_cast<uint32_t*>(static_cast<char*>(wp.get()) + w_bytes);
+      fwd::H16WeightView wv;
+      for (int i = 0; i < 5; ++i) {
+        wv.size[i] = w.size(i);
+        wv.stride[i] = p.w_st[i];
+      }
+      C10_CUDA_CHECK(fwd::h16_absmax(x.const_data_ptr(), x.numel(), w.const_data_ptr(), wv, m,
+                                     stream));
+      r.h16_max = m;
+      a.h16_max = m;
+    }
     C10_CUDA_CHECK(fwd::repack_weight(f.mode, w.const_data_ptr(), wp.get(), r, stream));
     a.wp = wp.get();
   }

@@ -20,6 +20,7 @@ struct Switches {
   int twg_wstack = -1;  // CONVT3D_TWG_WSTACK: 1 stacks w taps only, 0 depth planes only; -1 either
   int twg_long = 1;     // CONVT3D_TWG_LONG=0: 3xTF32 twg never takes long weight stages
   int twg_stage = 1;    // CONVT3D_TWG_STAGE=0: 3xTF32 twg never stages NCDHW boxes by TMA
+  int twg_h16 = 1;      // CONVT3D_TWG_H16=0: 3xTF32 twg never runs as fp16 products
   int twg_bqw = 0;      // CONVT3D_TWG_BQW=n (1..256): twg tiles n outputs wide (no twg where none
                         // fits); 0 the rule
   int pw = -1;          // CONVT3D_PW: 1 the non-overlapping kernel wherever legal, 0 never
@@ -36,11 +37,11 @@ struct Switches {
   int fused_pair = -1;  // CONVT3D_FUSED_PAIR: 1 the fused kernel stores w-phase pairs wherever
                         // legal, 0 never; -1 the rule (plan_halo)
 
-  static constexpr int kCount = 21;
+  static constexpr int kCount = 22;
   std::array<int, kCount> values() const {
     return {halo,   wgmma,      box_stream, twg,        twg_slices, twg_tma, twg_stack, twg_wstack,
             pw,     pw_bn,      pw_wdirect, pw_persist, pw_lean,    dense,   prefill,   plan_cache,
-            fused_pair, dense_skip, twg_bqw, twg_long, twg_stage};
+            fused_pair, dense_skip, twg_bqw, twg_long, twg_stage, twg_h16};
   }
 };
 

@@ -83,7 +83,13 @@ cudaError_t twg_forward(Mode mode, int nr, bool kvec, const FwdArgs& a, int64_t 
     case Mode::kBf16: return twg_by_loader<Mode::kBf16>(nr, kvec, a, blocks, stream);
     case Mode::kFp16: return twg_by_loader<Mode::kFp16>(nr, kvec, a, blocks, stream);
     case Mode::kTf32: return twg_by_loader<Mode::kTf32>(nr, kvec, a, blocks, stream);
-    case Mode::kTf32x3: return twg_by_loader<Mode::kTf32x3>(nr, kvec, a, blocks, stream);
+    case Mode::kTf32x3:
+      if (a.h16) {  // fp16 products: one run length (inst_twg_h16.cu)
+        if (nr != kTwgX3Run) return cudaErrorInvalidValue;
+        return kvec ? launch_twg_h16<kTwgX3Run, true>(a, blocks, stream)
+                    : launch_twg_h16<kTwgX3Run, false>(a, blocks, stream);
+      }
+      return twg_by_loader<Mode::kTf32x3>(nr, kvec, a, blocks, stream);
   }
   return cudaErrorInvalidValue;
 }

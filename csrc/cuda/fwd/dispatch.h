@@ -28,8 +28,9 @@ cudaError_t igemm_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_
 cudaError_t halo_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_t blocks,
                          cudaStream_t stream);
 
-// Launches the transposed wgmma forward (sm_90a; bf16, fp16, TF32; Cout/g <= 64), run length
-// nr of kTwgRuns, a.box = (slices, bqh, bqw), a.m_tiles, a.smem_bytes and a.tap_cap set for it.
+// Launches the transposed wgmma forward (sm_90a; bf16, fp16, TF32, 3xTF32 with TF32 operands or,
+// a.h16, fp16 products; Cout/g <= 64), run length nr of kTwgRuns, a.box = (slices, bqh, bqw),
+// a.m_tiles, a.smem_bytes and a.tap_cap set for it.
 cudaError_t twg_forward(Mode mode, int nr, bool kvec, const FwdArgs& a, int64_t blocks,
                         cudaStream_t stream);
 
@@ -43,6 +44,17 @@ cudaError_t pw_forward(Mode mode, int bn, const FwdArgs& a, int64_t blocks, cuda
 // 2 x rows x cin_pad elements, the TF32 big parts at e and the small parts at split + e.
 cudaError_t repack_weight(Mode mode, const void* w, void* wp, const RepackArgs& r,
                           cudaStream_t stream);
+
+// w's sizes and element strides (NCDHW index order) for h16_absmax.
+struct H16WeightView {
+  int64_t size[5] = {}, stride[5] = {};
+};
+
+// Strict fp32's fp16 products (h16_split.cuh): the largest finite |value| of x (dense, nx
+// fp32 elements from its data pointer) and of w, as fp32 bits, into m[0] and m[1] (zeroed here
+// first, on the stream).
+cudaError_t h16_absmax(const void* x, int64_t nx, const void* w, const H16WeightView& wv,
+                       uint32_t* m, cudaStream_t stream);
 
 // Sets a contiguous NCDHW y, `planes` = N x Cout planes of plane_elems elements, to each
 // plane's bias[p % channels] (bias null: zeros), for a per-phase kernel launched with

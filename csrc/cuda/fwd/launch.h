@@ -49,6 +49,11 @@ cudaError_t launch_twg(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 #define CONVT3D_FWD_INSTANTIATE_TWG_MODE(MODE) \
   CONVT3D_FWD_FOR_EACH_TWG_NR(CONVT3D_FWD_INSTANTIATE_TWG_NR, MODE)
 
+// The transposed kernel's strict fp32 as fp16 products (a.h16, h16_split.cuh), NR kTwgX3Run;
+// instantiated in inst_twg_h16.cu.
+template <int NR, bool KVEC>
+cudaError_t launch_twg_h16(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
+
 // Non-overlapping kernel (pw_kernel.cuh, sm_90a, bf16/fp16/TF32/3xTF32, channels_last or
 // NCDHW x), BN in kPwBns (3xTF32: up to kPwX3MaxBn); a.m_tiles, a.n_tiles, a.pad and a.out
 // set by the host. Instantiated in inst_pw_*.cu.
@@ -70,6 +75,9 @@ struct RepackArgs {
   int64_t rows = 0;  // g x kD x kH x kW x Cout_g
   int64_t ws[5] = {};
   int64_t split = 0;  // 3xTF32: the TF32 small parts this many elements on (0: no split)
+  // 3xTF32 as fp16 products (h16_split.cuh; non-null: x's and w's largest |value| bits): each
+  // 16-channel chunk of a row holds w's scaled fp16 big parts, then its small parts.
+  const uint32_t* h16_max = nullptr;
   int cin_g = 0, cin_pad = 0, cout_g = 0, dense_g = 1;
   int k[3] = {};
 };

@@ -2,7 +2,8 @@
 // one 16-byte-aligned K-contiguous row per (group, tap, output channel). TF32 mode rounds here
 // so the main loop does not have to; 3xTF32 keeps full fp32 and splits in the loop, or with
 // split > 0 (the transposed kernel, whose operands go to the tensor core from shared memory)
-// writes the TF32 big part at e and the small part at split + e.
+// writes the TF32 big part at e and the small part at split + e; with h16_max, fp16 big and
+// small parts of the scaled weight (h16_split.cuh), a chunk's 16 channels in its 64 bytes.
 //
 // It is a transpose: w's input channel is its slowest axis (in NCDHW and channels_last w
 // alike) and the packed row's fastest. Each CTA moves tiles of 32 rows x 32 channels through
@@ -14,6 +15,7 @@
 #pragma once
 
 #include "launch.h"
+#include "h16_split.cuh"
 #include "mma.cuh"
 #include "tile_common.cuh"
 
@@ -75,6 +77,18 @@ __global__ void __launch_bounds__(kRepackThreads)
         if constexpr (MODE == Mode::kTf32) v = __uint_as_float(tf32_rna(v));
 #endif
         if constexpr (MODE == Mode::kTf32x3) {
+          if (r.h16_max != nullptr) {
+            // fp16 products: the chunk's 16 big halves, then its 16 small ones (h16_split.cuh)
+            const uint32_t bits = __float_as_uint(v);
+            uint32_t four[4] = {bits, 0u, 0u, 0u};
+            uint2 big, small;
+            split_h16_4(four, h16_pow2(h16_exponent(r.h16_max[1])), big, small);
+            __half* const hp = reinterpret_cast<__half*>(wp) + 2 * (at - ci % kH16Chunk);
+            const int c = ci % kH16Chunk;
+            reinterpret_cast<uint16_t*>(hp)[c] = uint16_t(big.x);
+            reinterpret_cast<uint16_t*>(hp)[kH16Chunk + c] = uint16_t(small.x);
+            continue;
+          }
           if (r.split > 0) {
             uint32_t big, small;
             tf32_split_bits(__float_as_uint(v), big, small);

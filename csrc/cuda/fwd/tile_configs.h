@@ -243,12 +243,12 @@ constexpr int kTwgSlices = 4;       // warpgroups per CTA = box depth in outputs
 // Weight stages. The one-term modes keep a stage of wgmmas in flight (wgmma_wait<1>), so of
 // three stages one is read, one in flight and one loading: the loads run one stage ahead.
 // 3xTF32 retires every stage (wgmma_wait<0>), so two stages give it the same and free a stage
-// (32 KB) for the box.
-constexpr int twg_stages(int split) { return split == 2 ? 2 : 3; }
+// (32 KB) for the box. x3: 3xTF32, its fp16 products (h16) included.
+constexpr int twg_stages(bool x3) { return x3 ? 2 : 3; }
 // mbarriers in the head: two for the box buffers, a full and an empty one per weight stage
 // (3xTF32's two stages leave room for its two turn mbarriers, twg_kernel.cuh), and 3xTF32's
 // staging buffer's full and empty ones (a.box_stage).
-constexpr int kTwgBars = 2 + 2 * twg_stages(1) + 2;
+constexpr int kTwgBars = 2 + 2 * twg_stages(false) + 2;
 // 3xTF32 staged boxes (a.box_stage): the staging buffer's w extent for a box line of hw
 // positions, whose first sits up to 3 columns past the 16-byte aligned TMA coordinate.
 constexpr int twg_stage_w(int hw) { return (hw + 3 + 3) / 4 * 4; }
@@ -270,6 +270,9 @@ constexpr int twg_taps_per_stage(int slices, bool long_stage = false) {
 // 3, 4 and 12 2-4 % faster, H100, 2026-11-26).
 constexpr int kTwgX3FoldK = 16;
 constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [64 rows][64 B], 64-byte swizzle
+// 3xTF32 as fp16 products (a.h16, h16_split.cuh): channels per 64-byte operand row (16 big and
+// 16 small halves), so the packed weight's rows are padded to a multiple of it.
+constexpr int kH16Chunk = 16;
 // The weight stages and boxes start at a multiple of the 64-byte swizzle's period.
 constexpr int kTwgAlign = 512;
 
@@ -293,7 +296,8 @@ constexpr int kTwgTilePad = 4;
 // (kTwgAlign-aligned, the slack included) the weight stages and box_bufs boxes [pos_pad][64 B]
 // (pos_pad: twg_box_rows), with the epilogue tile over them, [bm] rows of 64 / stack +
 // kTwgTilePad fp32 (with w-stacked blocks, wstack, one such tile per block). split = 2
-// (3xTF32) doubles the weight stages and the boxes: a big and a small copy of each.
+// (3xTF32) doubles the weight stages and the boxes: a big and a small copy of each; h16
+// (3xTF32 as fp16 products, one copy) keeps 3xTF32's two stages.
 // stage_bytes: a staged box's staging buffer after the boxes (a.box_stage).
 // The row table has slices x planes x nr rows (planes = stacked depth planes), a bound, or
 // `tight_rows` > 0: the tile's bm = slices x planes x bqh x bqw, in the kernel that may stage
@@ -307,9 +311,11 @@ constexpr long long twg_head_bytes(int nr, long long tap_cap, int slices, int pl
 constexpr long long twg_smem_bytes(int nr, int bm, long long pos_pad, long long tap_cap,
                                    int box_bufs, int slices, int stack, int split = 1,
                                    bool wstack = false, bool long_stage = false,
-                                   long long stage_bytes = 0, bool tight_rows = false) {
+                                   long long stage_bytes = 0, bool tight_rows = false,
+                                   bool h16 = false) {
   const long long main =
-      1LL * split * twg_stages(split) * twg_taps_per_stage(slices, long_stage) * kTwgTapBytes +
+      1LL * split * twg_stages(split == 2 || h16) * twg_taps_per_stage(slices, long_stage) *
+          kTwgTapBytes +
       1LL * split * box_bufs * kChunks * pos_pad * kChunkBytes + stage_bytes;
   const long long epi = 4LL * bm * (wstack ? stack : 1) * (64 / stack + kTwgTilePad);
   return twg_head_bytes(nr, tap_cap, slices, wstack ? 1 : stack, tight_rows ? bm : 0) +

@@ -10,6 +10,10 @@
 // all of K (the halo kernel's two-level sum, tile_common.cuh); acc_s, some 2^-11 of the result,
 // may chain. Its two warpgroups take turns to issue their stages (turn mbarriers), so that one
 // retires, folds and issues while the other's wgmmas run.
+// With dense x, strict fp32 runs as three fp16 products instead (H16, a.h16: h16_split.cuh):
+// operands scaled by powers of two, one copy each whose 64-byte rows hold 16 channels' fp16 big
+// parts, then their small parts, so a chunk is one K step of three k16 wgmmas where 3xTF32
+// issues six k8 ones, and the box is half as large (case 4's streams through two buffers).
 //
 // Within one stride phase every tap is a stride-1 shift of a halo box of x (halo_kernel.cuh).
 // This kernel computes D[co][pos] = sum over taps and channels of W_t[co][ci] * box[pos + t][ci]
@@ -46,6 +50,7 @@
 #pragma once
 
 #include "fast_div.cuh"
+#include "h16_split.cuh"
 #include "launch.h"
 #include "smem_attr.h"
 #include "tile_common.cuh"
@@ -55,27 +60,32 @@
 namespace convt3d {
 namespace fwd {
 
-// LONG: a.twg_long's stages of twice the taps (3xTF32, unstacked).
-template <Mode MODE, int NR, bool KVEC, int SL, bool LONG = false>
+// LONG: a.twg_long's stages of twice the taps (3xTF32, unstacked). H16: 3xTF32 as three fp16
+// products of scaled operands (a.h16, h16_split.cuh): one copy of each operand, whose 64-byte
+// rows hold 16 channels' big and small parts, so a chunk is one K step of three wgmmas.
+template <Mode MODE, int NR, bool KVEC, int SL, bool LONG = false, bool H16 = false>
 struct TwgCfg {
   using T = typename ModeTraits<MODE>::T;
   static constexpr bool X3 = MODE == Mode::kTf32x3;
   static_assert(!LONG || X3, "twg: long weight stages for 3xTF32 only");
+  static_assert(!H16 || X3, "twg: fp16 products for strict fp32 only");
   static_assert(SL == 2 || SL == 4, "twg: 4 slices (one CTA per SM) or 2 (two)");
   static_assert(!X3 || (SL == 2 && NR == kTwgX3Run), "twg 3xTF32: two slices, one run length");
   static constexpr int NT = 128 * SL;
   // 128 registers per thread, or 255 for 3xTF32's three accumulator sets (one CTA per SM)
   static constexpr int kMinBlocks = X3 ? 1 : 4 / SL;
-  static constexpr int kSplit = X3 ? 2 : 1;  // copies of each operand: big (and small)
+  static constexpr int kSplit = X3 && !H16 ? 2 : 1;  // copies of each operand: big (and small)
   static constexpr int NX = X3 ? NR / 8 : 1;  // n8 blocks of acc_s and part (3xTF32 only)
   static constexpr int KRUN = kChunkBytes / int(sizeof(T));  // elements per 16-byte plane
   static constexpr int BK = kBkBytes / int(sizeof(T));
-  static constexpr int S = twg_stages(kSplit), TB = twg_taps_per_stage(SL, LONG);
+  // K steps of 32 bytes per 64-byte chunk: two, or one of three fp16 products (H16)
+  static constexpr int KS = H16 ? 1 : kChunks / 2;
+  static constexpr int S = twg_stages(X3), TB = twg_taps_per_stage(SL, LONG);
   // Stages whose wgmmas may still run when a stage has been issued: one (wgmma_wait<1>), none
   // for 3xTF32 (wgmma_wait<0>). A stage's buffer takes stage + S once they are retired.
   static constexpr int kLag = X3 ? 0 : 1;
   static constexpr int kStageBytes = kSplit * TB * kTwgTapBytes;  // [big taps][small taps]
-  static_assert(!X3 || TB * (kChunks / 2) <= kTwgX3FoldK, "twg 3xTF32: a stage within a fold");
+  static_assert(!X3 || TB * KS <= kTwgX3FoldK, "twg 3xTF32: a stage within a fold");
 };
 
 // STACK: a.stack > 1 stacked blocks (J read at run time); false compiles J = 1, so the
@@ -87,14 +97,15 @@ struct TwgCfg {
 // a 5-D box of the J blocks' taps, stepping along depth or w taps: encode_weight_map).
 // J boxes of 64 / J rows per shift measured slower than a cp.async loader (suite case 4 TF32
 // channels_last 3.71 -> 4.19 ms, case 1 0.56 -> 0.72, H100, 2026-11-26).
-template <Mode MODE, int NR, bool KVEC, int SL, bool STACK, bool WTAPS, bool LONG = false>
-__global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
-                                  TwgCfg<MODE, NR, KVEC, SL, LONG>::kMinBlocks)
+template <Mode MODE, int NR, bool KVEC, int SL, bool STACK, bool WTAPS, bool LONG = false,
+          bool H16 = false>
+__global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG, H16>::NT,
+                                  TwgCfg<MODE, NR, KVEC, SL, LONG, H16>::kMinBlocks)
     twg_fwd_kernel(const __grid_constant__ FwdArgs a) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();
 #else
-  using C = TwgCfg<MODE, NR, KVEC, SL, LONG>;
+  using C = TwgCfg<MODE, NR, KVEC, SL, LONG, H16>;
   using T = typename C::T;
   constexpr int NT = C::NT, KRUN = C::KRUN, BK = C::BK, S = C::S, TB = C::TB;
 
@@ -131,7 +142,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // arithmetically: next_tap below).
   // The kernel that may stage its box in pieces: 3xTF32, the scalar loader's x, depth planes
   // stacked (its row table is sized by the tile).
-  constexpr bool kPieceKernel = C::X3 && !KVEC && STACK && !WTAPS;
+  constexpr bool kPieceKernel = C::X3 && !H16 && !KVEC && STACK && !WTAPS;
   const int tight_rows = kPieceKernel ? SL * JD * a.box[1] * a.box[2] : 0;
   int64_t* yrow = reinterpret_cast<int64_t*>(smem + 8 * kTwgBars);
   int* tap_w = reinterpret_cast<int*>(yrow + (kPieceKernel ? tight_rows : SL * JD * NR));
@@ -175,7 +186,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   const int r3[3] = {rd, rh, rw};
   // 3xTF32 with NCDHW x, unstacked, streamed: a.box_stage loads each chunk's box by one TMA copy
   // of x in its own layout into a staging buffer, which the warps split into the box (below).
-  const bool staged = C::X3 && !KVEC && !STACK && a.box_stage != 0 && a.box_bufs > 1;
+  const bool staged = C::X3 && !H16 && !KVEC && !STACK && a.box_stage != 0 && a.box_bufs > 1;
   // 3xTF32 with NCDHW x and a box reloaded per chunk (not w-stacked): a.box_stage 2 loads it by
   // TMA in kTwgPieces pieces of kTwgPieceCh channels through two piece buffers (below).
   const bool pieces = kPieceKernel && a.box_stage == 2 && a.box_bufs == 1;
@@ -392,28 +403,50 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
         const char* src = reinterpret_cast<const char*>(x + off);
         in &= !WTAPS || pos < P;
         const int nv = in ? a.cin_g - ci0 : 0;  // channels of this chunk inside x
-        uint4 v4[kChunks], s4[kChunks];
+        if constexpr (H16) {
+          // the chunk's 16 channels, split into fp16 big and small parts (h16_split.cuh)
+          static_assert(kChunks * KRUN == kH16Chunk, "twg h16: a box row is one chunk");
+          uint32_t v[kH16Chunk];
 #pragma unroll
-        for (int kc = 0; kc < kChunks; ++kc) {
-          // 64-bit to the plane, 32-bit within it (the host bounds (KRUN - 1) x the stride)
-          const char* sp = src + int64_t(kc * KRUN) * a.xs1_bytes;
-          uint32_t v[KRUN], vs[KRUN];
+          for (int kc = 0; kc < kChunks; ++kc) {
+            const char* sp = src + int64_t(kc * KRUN) * a.xs1_bytes;
 #pragma unroll
-          for (int e = 0; e < KRUN; ++e) {
-            v[e] = kc * KRUN + e < nv ? ld_bits(reinterpret_cast<const T*>(sp + e * a.xs1_bytes))
-                                      : 0u;
-            if constexpr (MODE == Mode::kTf32) v[e] = tf32_operand(v[e]);
-            // (split_tf32_exact: the same bits as tf32_split_bits in 5 instructions, not 9)
-            if constexpr (C::X3) split_tf32_exact(v[e], v[e], vs[e]);
+            for (int e = 0; e < KRUN; ++e) {
+              v[kc * KRUN + e] =
+                  kc * KRUN + e < nv ? ld_bits(reinterpret_cast<const T*>(sp + e * a.xs1_bytes))
+                                     : 0u;
+            }
           }
-          v4[kc] = pack_bits16<KRUN>(v);
-          if constexpr (C::X3) s4[kc] = pack_bits16<KRUN>(vs);
-        }
+          uint4 o[kChunks];
+          split_h16_row(v, h16_pow2(h16_exponent(a.h16_max[0])), o);
 #pragma unroll
-        for (int kc = 0; kc < kChunks; ++kc) {
-          *reinterpret_cast<uint4*>(bbox + sw64_offset(pos, kc)) = v4[kc];
-          if constexpr (C::X3) {
-            *reinterpret_cast<uint4*>(bbox + small_box + sw64_offset(pos, kc)) = s4[kc];
+          for (int kc = 0; kc < kChunks; ++kc) {
+            *reinterpret_cast<uint4*>(bbox + sw64_offset(pos, kc)) = o[kc];
+          }
+        } else {
+          uint4 v4[kChunks], s4[kChunks];
+#pragma unroll
+          for (int kc = 0; kc < kChunks; ++kc) {
+            // 64-bit to the plane, 32-bit within it (the host bounds (KRUN - 1) x the stride)
+            const char* sp = src + int64_t(kc * KRUN) * a.xs1_bytes;
+            uint32_t v[KRUN], vs[KRUN];
+#pragma unroll
+            for (int e = 0; e < KRUN; ++e) {
+              v[e] = kc * KRUN + e < nv ? ld_bits(reinterpret_cast<const T*>(sp + e * a.xs1_bytes))
+                                        : 0u;
+              if constexpr (MODE == Mode::kTf32) v[e] = tf32_operand(v[e]);
+              // (split_tf32_exact: the same bits as tf32_split_bits in 5 instructions, not 9)
+              if constexpr (C::X3) split_tf32_exact(v[e], v[e], vs[e]);
+            }
+            v4[kc] = pack_bits16<KRUN>(v);
+            if constexpr (C::X3) s4[kc] = pack_bits16<KRUN>(vs);
+          }
+#pragma unroll
+          for (int kc = 0; kc < kChunks; ++kc) {
+            *reinterpret_cast<uint4*>(bbox + sw64_offset(pos, kc)) = v4[kc];
+            if constexpr (C::X3) {
+              *reinterpret_cast<uint4*>(bbox + small_box + sw64_offset(pos, kc)) = s4[kc];
+            }
           }
         }
       }
@@ -432,7 +465,29 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
   // 3xTF32 splits the same chunks instead: big in place, small into the buffer's small copy.
   static_assert(NT / kChunks % 8 == 0, "twg: round_box steps whole swizzle periods");
   auto round_box = [&](int buf) {
-    if constexpr (KVEC && (MODE == Mode::kTf32 || C::X3)) {
+    if constexpr (KVEC && H16) {
+      // fp16 products: each box row's 16 channels, split into its big and small parts in place
+      // (a row per thread: the parts land in other 16-byte chunks than their channels).
+      unsigned char* const bb = sbox + buf * box_bytes;
+      const float sx = h16_pow2(h16_exponent(a.h16_max[0]));
+      for (int pos = tid; pos < P; pos += NT) {
+        uint32_t v[kH16Chunk];
+#pragma unroll
+        for (int kc = 0; kc < kChunks; ++kc) {
+          const uint4 q = *reinterpret_cast<const uint4*>(bb + sw64_offset(pos, kc));
+          v[4 * kc] = q.x;
+          v[4 * kc + 1] = q.y;
+          v[4 * kc + 2] = q.z;
+          v[4 * kc + 3] = q.w;
+        }
+        uint4 o[kChunks];
+        split_h16_row(v, sx, o);
+#pragma unroll
+        for (int kc = 0; kc < kChunks; ++kc) {
+          *reinterpret_cast<uint4*>(bb + sw64_offset(pos, kc)) = o[kc];
+        }
+      }
+    } else if constexpr (KVEC && (MODE == Mode::kTf32 || C::X3)) {
       uint4* q = reinterpret_cast<uint4*>(sbox + buf * box_bytes +
                                           sw64_offset(tid / kChunks, tid % kChunks));
       for (int idx = tid; idx < P * kChunks; idx += NT, q += NT) {
@@ -598,14 +653,14 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
         if constexpr (STACK) {
           const int c2 = tap_w[(t0 + tt) * J], c3 = tap_w[(t0 + tt) * J + 1];
           tma_load_5d(d, a.w_map, bar, c * BK, 0, c2, c3, g, leader);
-          if constexpr (C::X3) {
+          if constexpr (C::kSplit == 2) {
             tma_load_5d(d + TB * kTwgTapBytes, a.w_map, bar, c * BK, 0, c2, c3,
                         g + a.w_small_at, leader);
           }
         } else {
           const int row = tap_w[t0 + tt];
           tma_load_2d(d, a.w_map, bar, c * BK, row, leader);
-          if constexpr (C::X3) {
+          if constexpr (C::kSplit == 2) {
             tma_load_2d(d + TB * kTwgTapBytes, a.w_map, bar, c * BK, row + a.w_small_at, leader);
           }
         }
@@ -664,6 +719,11 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
           bar_phase ^= 1u << buf;
         }
         if (!box_mbar) {
+          // H16 splits whole rows, copied by other threads: all of this chunk's cp.async writes
+          // must be visible first (a TMA box is, to every thread past its mbarrier).
+          if constexpr (H16 && KVEC) {
+            if (!a.box_tma) __syncthreads();
+          }
           round_box(buf);
           fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async)
           __syncthreads();
@@ -680,7 +740,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       // A full stage issues its TB x 2 wgmmas back to back with no branch between them (a
       // branch makes ptxas fence each wgmma on its own); a last partial stage or a half chunk
       // takes the general loop.
-      const int nks = a.cin_g - c * BK > BK / 2 ? 2 : 1;
+      const int nks = H16 ? 1 : a.cin_g - c * BK > BK / 2 ? 2 : 1;
       // Descriptors are the base ones plus a 16-byte-unit offset in the address field (shared
       // addresses < 256 KB never carry out of it), so each wgmma costs an add, not a rebuild.
       // A K step is 32 bytes into the row, a box position 64 bytes.
@@ -696,7 +756,13 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
       // A stage's first K step restarts part after a fold: scale-d 0 where kpart is 0, a
       // select rather than a branch between the wgmmas (the others pass a constant 1).
       auto mma = [&](uint64_t da, uint64_t db, bool first) {
-        if constexpr (C::X3) {
+        if constexpr (H16) {
+          // rows [16 big][16 small] fp16: small w x big x and big w x small x into acc_s (the
+          // +2: 32 bytes on), big x big into part
+          wgmma_ss<Mode::kFp16, NR>(acc_s[0], da + 2, db);
+          wgmma_ss<Mode::kFp16, NR>(acc_s[0], da, db + 2);
+          wgmma_ss_f16_scaled<NR>(part[0], da, db, first ? kpart : 1);
+        } else if constexpr (C::X3) {
           wgmma_ss<Mode::kTf32, NR>(acc_s[0], da + uint64_t((TB * kTwgTapBytes) >> 4), db);
           wgmma_ss<Mode::kTf32, NR>(acc_s[0], da, db + uint64_t(small_box >> 4));
           wgmma_ss_scaled<NR>(part[0], da, db, first ? kpart : 1);
@@ -704,14 +770,14 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
           wgmma_ss<MODE, NR>(acc[0], da, db);
         }
       };
-      if (sub * TB + TB <= taps && nks == kChunks / 2) {
+      if (sub * TB + TB <= taps && nks == C::KS) {
         wgmma_fence();
 #pragma unroll
         for (int tt = 0; tt < TB; ++tt) {
           const uint32_t pos = slice_pos + uint32_t(tap_pos);
           next_tap();
 #pragma unroll
-          for (int ks = 0; ks < kChunks / 2; ++ks) {
+          for (int ks = 0; ks < C::KS; ++ks) {
             mma(desc_a(tt, ks), desc_b(pos, ks), tt == 0 && ks == 0);
           }
         }
@@ -747,7 +813,7 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
         // 2, 3, 11, 12) and spilled registers.
         wgmma_wait<0>();
         kpart += min(TB, taps - sub * TB) * nks;
-        if (kpart + TB * (kChunks / 2) > kTwgX3FoldK) {
+        if (kpart + TB * C::KS > kTwgX3FoldK) {
           fold_partial(acc, part);
           kpart = 0;
         }
@@ -763,7 +829,11 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
     wgmma_fence_acc(acc_s);
     if constexpr (C::X3) {
       if (kpart > 0) fold_partial(acc, part);  // the stages since the last fold
-      add_small(acc, acc_s);
+      if constexpr (H16) {
+        h16_finish(acc, acc_s, h16_exponent(a.h16_max[0]) + h16_exponent(a.h16_max[1]));
+      } else {
+        add_small(acc, acc_s);
+      }
     }
   }
   __syncthreads();  // the epilogue tile overwrites the weight stages and the box
@@ -834,9 +904,10 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG>::NT,
 #endif
 }
 
-template <Mode MODE, int NR, bool KVEC, int SL, bool STACK, bool WTAPS, bool LONG = false>
+template <Mode MODE, int NR, bool KVEC, int SL, bool STACK, bool WTAPS, bool LONG = false,
+          bool H16 = false>
 cudaError_t launch_twg_kernel(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
-  auto kernel = twg_fwd_kernel<MODE, NR, KVEC, SL, STACK, WTAPS, LONG>;
+  auto kernel = twg_fwd_kernel<MODE, NR, KVEC, SL, STACK, WTAPS, LONG, H16>;
   const cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
   if (e != cudaSuccess) return e;
   constexpr int kThreads = TwgCfg<MODE, NR, KVEC, SL>::NT;
@@ -846,11 +917,23 @@ cudaError_t launch_twg_kernel(const FwdArgs& a, int64_t blocks, cudaStream_t str
 
 // a.stack > 1: a stacked kernel, of w taps where a.stack_w, else of depth planes (static
 // switches to the template constants).
-template <Mode MODE, int NR, bool KVEC, int SL>
+template <Mode MODE, int NR, bool KVEC, int SL, bool H16 = false>
 cudaError_t launch_twg_stack(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
-  if (a.stack <= 1) return launch_twg_kernel<MODE, NR, KVEC, SL, false, false>(a, blocks, stream);
-  return a.stack_w ? launch_twg_kernel<MODE, NR, KVEC, SL, true, true>(a, blocks, stream)
-                   : launch_twg_kernel<MODE, NR, KVEC, SL, true, false>(a, blocks, stream);
+  if (a.stack <= 1) {
+    return launch_twg_kernel<MODE, NR, KVEC, SL, false, false, false, H16>(a, blocks, stream);
+  }
+  return a.stack_w
+             ? launch_twg_kernel<MODE, NR, KVEC, SL, true, true, false, H16>(a, blocks, stream)
+             : launch_twg_kernel<MODE, NR, KVEC, SL, true, false, false, H16>(a, blocks, stream);
+}
+
+// Strict fp32 as fp16 products (a.h16): the 3xTF32 kernels' shapes, two slices, run length
+// kTwgX3Run. Instantiated in inst_twg_h16.cu (launch.h).
+template <int NR, bool KVEC>
+cudaError_t launch_twg_h16(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
+  constexpr Mode M = Mode::kTf32x3;
+  return a.twg_long ? launch_twg_kernel<M, NR, KVEC, 2, false, false, true, true>(a, blocks, stream)
+                    : launch_twg_stack<M, NR, KVEC, 2, true>(a, blocks, stream);
 }
 
 // a.box[0] is the slice count.

@@ -198,6 +198,19 @@ __device__ __forceinline__ void wgmma_ss_scaled(float (&acc)[N / 8][4], uint64_t
 #endif
 }
 
+// fp16 wgmma_ss (K-major operands) with a run-time scale-d: the partial sum of strict fp32's
+// fp16 products (h16_split.cuh), restarted as wgmma_ss_scaled restarts 3xTF32's.
+template <int N>
+__device__ __forceinline__ void wgmma_ss_f16_scaled(float (&acc)[N / 8][4], uint64_t desc_a,
+                                                    uint64_t desc_b, int accumulate) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(N == 128, "wgmma_ss_f16_scaled: generated for N = 128 (gen_wgmma.py kH16N)");
+  wgmma_ss_f16_n128_sd(acc, desc_a, desc_b, accumulate);
+#else
+  __trap();
+#endif
+}
+
 // TF32 wgmma with A from registers (this warp's m16n8k8 A fragment of the 64 rows) and a
 // run-time scale-d (3xTF32 pw: A is split in registers).
 template <int N>

@@ -645,8 +645,9 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
     // 5.40 NCDHW, 3.82 / 5.02 channels_last, bf16 2.87 / 3.99 and 2.24 / 3.46). Suite case 1
     // (Cout 16, 7 w taps), where four planes do not fit: four w taps 0.616 / two planes 1.541
     // TF32 NCDHW, 0.407 / 0.858 bf16. The automatic choice takes Cout/g <= 16 with w taps only
-    // (below), so there depth stacks neither compete nor keep w stacks out (strict fp32 as
-    // fp16 products fits four planes of suite case 1, which then went to the halo kernel).
+    // (measured with them only), so there depth stacks neither compete nor keep w stacks out
+    // (a depth tile that won and was then rejected sent suite case 1's strict fp32 as fp16
+    // products, which fits four planes, to the halo kernel).
     const bool depth_rejected = env == -1 && f.p.Cout_g <= 16;
     int depth_fit = 0;
     for (const auto& [J, ws] : stacks) {
@@ -771,7 +772,7 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   if (t.nr == 0) return;
   // twg_pays: narrow layers only where the stacked blocks fill more than half of M
   if (env == -1 && f.p.Cout_g <= 32 && f.p.Cout_g * t.stack <= 32) return;
-  if (env == -1 && f.p.Cout_g <= 16 && !t.wstack) return;  // measured with w taps only
+  // (Cout/g <= 16 takes w taps only, measured so: the search's depth_rejected.)
   const int64_t tiles0 = p.N * ceil_div(ax[0].q[0], int64_t(slices) * t.planes()) *
                          ceil_div(Qh0, t.h) * ceil_div(Qw0, t.w);
   const int64_t phases = p.stride[0] * p.stride[1] * p.stride[2];

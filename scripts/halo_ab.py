@@ -9,7 +9,8 @@ CONVT3D_TWG_WSTACK=1; twg_cpasync: its channels_last box by cp.async instead
 of TMA, CONVT3D_TWG_TMA=0; bqwN: twg tiles N outputs wide, CONVT3D_TWG_BQW=N; nolong: 3xTF32
 twg without long weight stages, CONVT3D_TWG_LONG=0; nostage: 3xTF32 twg's NCDHW boxes by the
 scalar loader, not staged by TMA (whole or in pieces), CONVT3D_TWG_STAGE=0; noh16: 3xTF32 twg
-with TF32 operands, not fp16 products, CONVT3D_TWG_H16=0; columns join by "+", e.g. bqw16+nolong),
+with TF32 operands, not fp16 products, CONVT3D_TWG_H16=0; nopwh16: the same on the
+non-overlapping kernel, CONVT3D_PW_H16=0; columns join by "+", e.g. bqw16+nolong),
 the automatic choice with every twg box that fits streamed
 (auto_stream, CONVT3D_BOX_STREAM=1) or none (auto_reload), the non-overlapping
 kernel (CONVT3D_PW=1, kernel == stride, sm_90; pw64/128/256 fix its BN; pw_lean / pw_full: TF32 with
@@ -41,7 +42,8 @@ SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENS
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_TWG_WSTACK",
             "CONVT3D_TWG_BQW", "CONVT3D_TWG_LONG", "CONVT3D_TWG_STAGE", "CONVT3D_PW",
             "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PW_LEAN",
-            "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR", "CONVT3D_DENSE_SKIP", "CONVT3D_TWG_H16")
+            "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR", "CONVT3D_DENSE_SKIP", "CONVT3D_TWG_H16",
+            "CONVT3D_PW_H16")
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
     "halo": {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0"},
@@ -70,6 +72,7 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "nolong": {"CONVT3D_TWG_LONG": "0"},  # 3xTF32 twg without long weight stages
     "nostage": {"CONVT3D_TWG_STAGE": "0"},  # 3xTF32 twg: NCDHW boxes by the scalar loader
     "noh16": {"CONVT3D_TWG_H16": "0"},  # 3xTF32 twg: TF32 operands, not fp16 products
+    "nopwh16": {"CONVT3D_PW_H16": "0"},  # 3xTF32 pw: TF32 operands, not fp16 products
     "pw": {"CONVT3D_PW": "1"},
     "pw64": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "64"},
     "pw128": {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "128"},

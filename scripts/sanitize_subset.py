@@ -19,7 +19,8 @@ SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG"
             "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_TWG_WSTACK",
             "CONVT3D_TWG_BQW", "CONVT3D_TWG_LONG", "CONVT3D_TWG_STAGE", "CONVT3D_PW",
             "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PW_LEAN",
-            "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR", "CONVT3D_DENSE_SKIP", "CONVT3D_TWG_H16")
+            "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR", "CONVT3D_DENSE_SKIP", "CONVT3D_TWG_H16",
+            "CONVT3D_PW_H16")
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
@@ -132,8 +133,17 @@ CASES = [
      {"CONVT3D_PW": "1"}),
     (2, 160, 64, (2, 2, 4), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 2,
      {"CONVT3D_PW": "1", "CONVT3D_PW_BN": "256"}),
+    # strict fp32 as fp16 products (dense x; in the other modes these are plain pw layers): a
+    # partial 16-channel group and a partial chunk, B read from w (split in shared memory) and
+    # repacked; K = 320 past one fold (BN 64, partial sums folded)
+    (2, 36, 40, (3, 4, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_PW": "1", "CONVT3D_PW_H16": "1"}),
+    (2, 36, 40, (3, 4, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_PW": "1", "CONVT3D_PW_H16": "1", "CONVT3D_PW_WDIRECT": "0"}),
+    (1, 320, 16, (2, 4, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
+     {"CONVT3D_PW": "1", "CONVT3D_PW_H16": "1"}),
     # more tiles than resident CTAs: 16-bit persistent CTAs run several tiles each (with an M
-    # tail and a K of three chunks)
+    # tail and a K of three chunks; strict fp32 as fp16 products at BN 128)
     (3, 144, 16, (7, 32, 67), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1,
      {"CONVT3D_PW": "1"}),
     # TF32 with two K stages (lean; the rule takes it with NCDHW x, forced here for both

@@ -502,6 +502,7 @@ def positions_contiguous(x):
 
 
 PW_X3_MAX_BN = 128  # tile_configs.h: kPwX3MaxBn
+PW_H16_SHORT_K, PW_H16_MIN_COLS = 256, 512  # tile_configs.h: kPwH16ShortK, kPwH16MinCols
 PW_BM, PW_BK_BYTES, PW_STAGES, PW_STAGES_LEAN = 128, 128, 3, 2  # tile_configs.h: kPw*
 
 
@@ -561,7 +562,10 @@ def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
     capability 9.0 device; CONVT3D_PW=1 forces it wherever legal, =0 never, unset takes it when
     CONVT3D_HALO and CONVT3D_TWG are unset (over every other kernel, the fused one included).
     BN: 64 when taps x Cout/g <= 64, else 128 (3xTF32: at most 128). B straight from w per
-    w_direct, two TF32 stages per pw_lean.
+    w_direct, two TF32 stages per pw_lean. Strict fp32 with a dense x runs as fp16 products
+    ("_h16_") where K is two chunks or more (three stages run two ahead) and taps x Cout/g >=
+    PW_H16_MIN_COLS (CONVT3D_PW_H16=1: at any width, 0: never), at BN 128 only where Cin/g <=
+    PW_H16_SHORT_K (else 64).
     Returns (BN, loader suffix) or None."""
     import torch
 
@@ -577,15 +581,22 @@ def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
         return None
     _, cin, cout, _, k, _, _, _, _, g, _ = spec
     override = os.environ.get("CONVT3D_PW_BN")
+    cin_g = cin // (1 if dense else g)
+    long_k = cin_g > PW_H16_SHORT_K
+    env_h16 = os.environ.get("CONVT3D_PW_H16")
+    h16 = (mode == "3xtf32" and env_h16 != "0"
+           and (env_h16 == "1" or math.prod(k) * (cout // g) >= PW_H16_MIN_COLS)
+           and (x is None or is_dense(x)) and cin_g > PW_BK_BYTES // 4)
     if override in {str(b) for b in PW_BNS}:
         bn = int(override)
     else:
-        bn = 64 if math.prod(k) * (cout // g) <= 64 else 128
+        bn = 64 if math.prod(k) * (cout // g) <= 64 or (h16 and long_k) else 128
+    h16 = h16 and not (bn == 128 and long_k)
     if (mn and bn % k[2]) or (mode == "3xtf32" and bn > PW_X3_MAX_BN):
         return None
     wd = w_direct(spec, mode, mn, w, dense)
     lean = "s2_" if pw_lean(spec, mode, bn, mn, wd, dense) else ""
-    return bn, lean + ("mn" if mn else "kvec") + ("_wdirect" if wd else "")
+    return bn, ("h16_" if h16 else "") + lean + ("mn" if mn else "kvec") + ("_wdirect" if wd else "")
 
 
 def prefill(x, spec, path, w=None):

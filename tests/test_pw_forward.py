@@ -3,7 +3,8 @@ input positions x (tap, Cout/g), rows scattered to y) against an fp64 F.conv_tra
 CPU.
 
 CONVT3D_PW=1 (read per call) runs it wherever it is legal: bf16, fp16, TF32 or strict fp32
-(3xTF32, split operands; a long-K case checks its accuracy), channels_last x
+(3xTF32, split operands, or here fp16 products wherever legal, CONVT3D_PW_H16=1; a long-K case
+checks its accuracy), channels_last x
 with whole aligned 16-byte channel chunks, or x whose positions are contiguous per channel
 (NCDHW, D*H*W a multiple of a 16-byte run, aligned: 16-bit A read M-major, TF32 A transposed in
 shared memory, BN a multiple of k_w), kernel == stride on every axis (dilation 1 or a 1-tap
@@ -36,6 +37,9 @@ PRECISIONS = PRECISIONS16 + [pytest.param(STRICT, id="fp32")]  # every mode the 
 @pytest.fixture(autouse=True)
 def force_pw(monkeypatch):
     monkeypatch.setenv("CONVT3D_PW", "1")
+    # strict fp32 as fp16 products wherever legal (dense x, K of two chunks or more), not only
+    # on wide layers; TF32 operands elsewhere (test_pw_h16.py compares the two)
+    monkeypatch.setenv("CONVT3D_PW_H16", "1")
 
 
 def pw_legal(spec, precision, layout):
@@ -175,13 +179,18 @@ def test_pw_every_bn(bn, precision, monkeypatch):
         (x, w, _), _ = make(spec, precision[0], "cl")
         with allow_tf32(precision[1]):
             path = ops._forward_path(x, w, *geometry_args(spec))
-        assert path == f"pw_{precision[3]}_bn{bn}_kvec", path
+        # strict fp32 with this dense x: fp16 products (forced: force_pw)
+        h16 = "_h16" if precision[3] == "3xtf32" else ""
+        assert path == f"pw_{precision[3]}_bn{bn}{h16}_kvec", path
 
 
+@pytest.mark.parametrize("h16", ["1", "0"])
 @pytest.mark.parametrize("layout", ["cl", "ncdhw"])
-def test_pw_strict_fp32_long_k(layout):
-    # 3xTF32 over K = 4096 channels (32 chunks): the big products go into acc with IEEE adds
-    # after every chunk, so the tensor core's truncating accumulation never spans the whole K
+def test_pw_strict_fp32_long_k(layout, h16, monkeypatch):
+    # strict fp32 over K = 4096 channels (32 chunks), as fp16 products (BN 64) and with TF32
+    # operands: the big products go into acc with IEEE adds after every fold's K, so the tensor
+    # core's truncating accumulation never spans the whole K
+    monkeypatch.setenv("CONVT3D_PW_H16", h16)
     spec = (1, 4096, 16, (2, 4, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True)
     assert pw_legal(spec, STRICT, layout)
     y = run(spec, STRICT, layout, kernel="pw")

@@ -952,7 +952,19 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
   int bn = f.sw.pw_bn;
   const bool x3 = f.mode == fwd::Mode::kTf32x3;  // strict fp32: split operands (pw_kernel.cuh)
   const bool transposed = mn && fwd::elem_bytes(f.mode) == 4;
-  if (bn == 0) bn = ncols <= 64 ? 64 : 128;
+  // Strict fp32 as fp16 products (a.h16, fwd/h16_split.cuh): where x is dense, as on the
+  // transposed kernel (twg_h16_ok), and K fills the chunks its stages run ahead (the chunk
+  // stream maps chunks past K to the next tile only); BN 128 only where K fits one fold of its
+  // partial sums (kPwH16ShortK: registers), else 64. Taken where the columns earn back its scale
+  // pass over x (kPwH16MinCols); CONVT3D_PW_H16=1 wherever legal, 0 never.
+  const bool long_k = f.p.Cin_g > fwd::kPwH16ShortK;
+  bool h16 = x3 && f.sw.pw_h16 != 0 && (f.sw.pw_h16 == 1 || ncols >= fwd::kPwH16MinCols) &&
+             x.is_non_overlapping_and_dense() &&
+             chunks >= fwd::kPwStagesH16 - 1 &&
+             tap_offsets_fit(f.p, static_cast<int>(ceil_div(f.p.Cin_g, fwd::kH16Chunk) *
+                                                   fwd::kH16Chunk));
+  if (bn == 0) bn = ncols <= 64 || (h16 && long_k) ? 64 : 128;
+  if (bn == 128 && long_k) h16 = false;
   if (x3 && bn > fwd::kPwX3MaxBn) return;
   if (mn && bn % p.k[2] != 0) return;  // a thread writes the k_w outputs of a column group
   const int64_t M = f.p.N * p.in[0] * p.in[1] * p.in[2];
@@ -966,16 +978,16 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
     a.pad[i] = static_cast<int>(p.pad[i]);
     a.out[i] = static_cast<int>(p.out[i]);
   }
-  const int split = x3 ? 2 : 1;
-  const bool persistent = fwd::pw_persistent(fwd::elem_bytes(f.mode), split);
+  const int split = x3 && !h16 ? 2 : 1;
+  const bool persistent = fwd::pw_persistent(fwd::elem_bytes(f.mode), split, h16);
   a.w_direct = w_direct_ok(f, p, mn, w_aligned) ? 1 : 0;
   const bool b_transposed = a.w_direct && fwd::elem_bytes(f.mode) == 4;
   auto smem = [&](bool lean) {
-    const int max_stages = fwd::pw_stages(fwd::elem_bytes(f.mode), split, lean);
+    const int max_stages = fwd::pw_stages(fwd::elem_bytes(f.mode), split, lean, h16);
     const int stages = persistent ? max_stages
                                   : static_cast<int>(std::min<int64_t>(chunks, max_stages));
     return fwd::pw_smem_bytes(bn, stages, transposed, fwd::elem_bytes(f.mode), b_transposed,
-                              split);
+                              split, h16);
   };
   // TF32 lean (two stages, kPwStagesLean): where K fills three stages and they would leave one
   // CTA per SM but two stages leave two; CONVT3D_PW_LEAN=1 wherever BN <= 128, 0 never.
@@ -992,12 +1004,13 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
   f.blocks = m_tiles * n_tiles * f.p.groups;
   f.halo = false;
   f.twg_nr = 0;
-  a.h16 = 0;  // (plan_twg's choice for the same layer)
+  a.h16 = h16 ? 1 : 0;  // (replaces plan_twg's choice for the same layer)
   a.x_mn = mn ? 1 : 0;
   a.ws0 = p.w_st[0];
   f.pw_bn = bn;
   f.name = std::string("pw_") + fwd::mode_name(f.mode) + "_bn" + std::to_string(bn) +
-           (lean ? "_s2" : "") + (mn ? "_mn" : "_kvec") + (a.w_direct ? "_wdirect" : "");
+           (h16 ? "_h16" : "") + (lean ? "_s2" : "") + (mn ? "_mn" : "_kvec") +
+           (a.w_direct ? "_wdirect" : "");
 }
 
 // The output prefill (fwd/fill.cu): a per-phase kernel (v1, per-phase halo, twg) writing a
@@ -1215,8 +1228,28 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   // Copies of the packed weight: 2 (TF32 big and small parts) for the transposed kernel in
   // 3xTF32, else 1 (as fp16 products, a.h16: each row holds both parts as halves).
   const int64_t w_split = f.twg_nr > 0 && f.mode == fwd::Mode::kTf32x3 && !a.h16 ? 2 : 1;
+  // As fp16 products: x's and w's largest |value| bits (h16_absmax), in 16 bytes past the packed
+  // rows or (w read directly) their own.
+  c10::DataPtr h16_own;
+  auto find_h16_max = [&](void* at) {
+    auto* m = static_cast<uint32_t*>(at);
+    fwd::H16WeightView wv;
+    for (int i = 0; i < 5; ++i) {
+      wv.size[i] = w.size(i);
+      wv.stride[i] = p.w_st[i];
+    }
+    wv.dense = w.is_non_overlapping_and_dense();
+    C10_CUDA_CHECK(fwd::h16_absmax(x.const_data_ptr(), x.numel(), w.const_data_ptr(), wv, m,
+                                   stream));
+    a.h16_max = m;
+    return m;
+  };
   if (a.w_direct) {
     a.wp = w.const_data_ptr();
+    if (a.h16) {
+      h16_own = c10::cuda::CUDACachingAllocator::get()->allocate(16);
+      find_h16_max(h16_own.get());
+    }
   } else {
     fwd::RepackArgs r;
     r.rows = w_rows;
@@ -1231,21 +1264,9 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
     // on (w_split); the non-overlapping kernel splits B in shared memory (its weight share of y
     // is larger: split, suite case 9's would be 6.25 % of y)
     r.split = w_split > 1 ? total : 0;
-    // As fp16 products: x's and w's largest |value| bits (h16_absmax) in 16 bytes past the rows.
     const size_t w_bytes = size_t(w_split * total) * w.element_size();
     wp = c10::cuda::CUDACachingAllocator::get()->allocate(w_bytes + (a.h16 ? 16 : 0));
-    if (a.h16) {
-      auto* m = reinterpret_cast<uint32_t*>(static_cast<char*>(wp.get()) + w_bytes);
-      fwd::H16WeightView wv;
-      for (int i = 0; i < 5; ++i) {
-        wv.size[i] = w.size(i);
-        wv.stride[i] = p.w_st[i];
-      }
-      C10_CUDA_CHECK(fwd::h16_absmax(x.const_data_ptr(), x.numel(), w.const_data_ptr(), wv, m,
-                                     stream));
-      r.h16_max = m;
-      a.h16_max = m;
-    }
+    if (a.h16) r.h16_max = find_h16_max(static_cast<char*>(wp.get()) + w_bytes);
     C10_CUDA_CHECK(fwd::repack_weight(f.mode, w.const_data_ptr(), wp.get(), r, stream));
     a.wp = wp.get();
   }

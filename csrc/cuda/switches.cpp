@@ -54,6 +54,7 @@ Switches read_switches() {
   s.twg_long = read_int("CONVT3D_TWG_LONG", {0}, 1);
   s.twg_stage = read_int("CONVT3D_TWG_STAGE", {0}, 1);
   s.twg_h16 = read_int("CONVT3D_TWG_H16", {0}, 1);
+  s.pw_h16 = read_int("CONVT3D_PW_H16", {0, 1}, -1);
   s.pw = read_int("CONVT3D_PW", {0, 1}, -1);
   s.pw_bn = read_int("CONVT3D_PW_BN", fwd::kPwBns, 0);
   s.pw_wdirect = read_int("CONVT3D_PW_WDIRECT", {0}, 1);

@@ -27,6 +27,8 @@ struct Switches {
   int pw_bn = 0;        // CONVT3D_PW_BN: 64, 128 or 256 fixes its BN; 0 the rule
   int pw_wdirect = 1;   // CONVT3D_PW_WDIRECT=0: pw always reads the repacked weight
   int pw_persist = 1;   // CONVT3D_PW_PERSIST=0: 16-bit and 3xTF32 pw run one CTA per tile
+  int pw_h16 = -1;     // CONVT3D_PW_H16: 1 3xTF32 pw runs as fp16 products wherever legal, 0
+                       // never; -1 the rule (plan_pw)
   int pw_lean = -1;     // CONVT3D_PW_LEAN: 1 TF32 pw takes two stages wherever it can, 0 three;
                         // -1 the rule (plan_pw)
   int dense = 1;        // CONVT3D_DENSE=0: never densify grouped layers
@@ -37,11 +39,11 @@ struct Switches {
   int fused_pair = -1;  // CONVT3D_FUSED_PAIR: 1 the fused kernel stores w-phase pairs wherever
                         // legal, 0 never; -1 the rule (plan_halo)
 
-  static constexpr int kCount = 22;
+  static constexpr int kCount = 23;
   std::array<int, kCount> values() const {
     return {halo,   wgmma,      box_stream, twg,        twg_slices, twg_tma, twg_stack, twg_wstack,
             pw,     pw_bn,      pw_wdirect, pw_persist, pw_lean,    dense,   prefill,   plan_cache,
-            fused_pair, dense_skip, twg_bqw, twg_long, twg_stage, twg_h16};
+            fused_pair, dense_skip, twg_bqw, twg_long, twg_stage, twg_h16, pw_h16};
   }
 };
 

@@ -69,7 +69,12 @@ cudaError_t pw_forward(Mode mode, int bn, const FwdArgs& a, int64_t blocks, cuda
     case Mode::kBf16: return pw_by_bn<Mode::kBf16>(bn, a, blocks, stream);
     case Mode::kFp16: return pw_by_bn<Mode::kFp16>(bn, a, blocks, stream);
     case Mode::kTf32: return pw_by_bn<Mode::kTf32>(bn, a, blocks, stream);
-    case Mode::kTf32x3:  // BN up to kPwX3MaxBn (inst_pw_3xtf32.cu)
+    case Mode::kTf32x3:  // BN up to kPwX3MaxBn (inst_pw_3xtf32.cu; fp16 products inst_pw_h16.cu)
+      if (a.h16) {
+        if (bn == 64) return launch_pw_h16<64>(a, blocks, stream);
+        if (bn == 128) return launch_pw_h16<128>(a, blocks, stream);
+        return cudaErrorInvalidValue;
+      }
       if (bn == 64) return launch_pw<Mode::kTf32x3, 64>(a, blocks, stream);
       if (bn == 128) return launch_pw<Mode::kTf32x3, 128>(a, blocks, stream);
       return cudaErrorInvalidValue;

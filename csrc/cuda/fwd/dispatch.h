@@ -48,6 +48,7 @@ cudaError_t repack_weight(Mode mode, const void* w, void* wp, const RepackArgs& 
 // w's sizes and element strides (NCDHW index order) for h16_absmax.
 struct H16WeightView {
   int64_t size[5] = {}, stride[5] = {};
+  bool dense = false;  // non-overlapping and dense: its storage is scanned as x's is
 };
 
 // Strict fp32's fp16 products (h16_split.cuh): the largest finite |value| of x (dense, nx

@@ -44,18 +44,23 @@ __device__ __forceinline__ uint32_t h16_bits(__half2 h) {
   return *reinterpret_cast<const uint32_t*>(&h);
 }
 
+// Two fp32 values v0, v1 times s: their fp16 big parts and small parts (times 2^11), each as
+// a pair of halves (v0 in the low half).
+__device__ __forceinline__ void split_h16_2(float v0, float v1, float s, uint32_t& big,
+                                            uint32_t& small) {
+  const float f0 = v0 * s, f1 = v1 * s;
+  const __half2 b = __floats2half2_rn(f0, f1);
+  const float2 r = __half22float2(b);
+  constexpr float kUp = float(1 << kH16SmallShift);
+  big = h16_bits(b);
+  small = h16_bits(__floats2half2_rn((f0 - r.x) * kUp, (f1 - r.y) * kUp));
+}
+
 // Four fp32 values (bits) times s: their fp16 big parts and small parts (times 2^11), each as
 // four consecutive halves.
 __device__ __forceinline__ void split_h16_4(const uint32_t* v, float s, uint2& big, uint2& small) {
-  const float f0 = __uint_as_float(v[0]) * s, f1 = __uint_as_float(v[1]) * s;
-  const float f2 = __uint_as_float(v[2]) * s, f3 = __uint_as_float(v[3]) * s;
-  const __half2 b01 = __floats2half2_rn(f0, f1), b23 = __floats2half2_rn(f2, f3);
-  const float2 r01 = __half22float2(b01), r23 = __half22float2(b23);
-  constexpr float kUp = float(1 << kH16SmallShift);
-  const __half2 s01 = __floats2half2_rn((f0 - r01.x) * kUp, (f1 - r01.y) * kUp);
-  const __half2 s23 = __floats2half2_rn((f2 - r23.x) * kUp, (f3 - r23.y) * kUp);
-  big = make_uint2(h16_bits(b01), h16_bits(b23));
-  small = make_uint2(h16_bits(s01), h16_bits(s23));
+  split_h16_2(__uint_as_float(v[0]), __uint_as_float(v[1]), s, big.x, small.x);
+  split_h16_2(__uint_as_float(v[2]), __uint_as_float(v[3]), s, big.y, small.y);
 }
 
 // One operand row of 16 channels (v: 16 fp32 bits, channel order) as its four 16-byte chunks:

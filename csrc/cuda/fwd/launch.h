@@ -60,6 +60,11 @@ cudaError_t launch_twg_h16(const FwdArgs& a, int64_t blocks, cudaStream_t stream
 template <Mode MODE, int BN>
 cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 
+// The non-overlapping kernel's strict fp32 as fp16 products (a.h16, h16_split.cuh), BN up to
+// kPwX3MaxBn; instantiated in inst_pw_h16.cu.
+template <int BN>
+cudaError_t launch_pw_h16(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
+
 #define CONVT3D_FWD_FOR_EACH_PW_BN(X, MODE) X(MODE, 64) X(MODE, 128) X(MODE, 256)
 
 #define CONVT3D_FWD_INSTANTIATE_PW_BN(MODE, BN) \

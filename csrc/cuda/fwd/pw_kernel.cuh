@@ -35,11 +35,19 @@
 // the tensor core reading it three times per K step) was about a third of the K loop's shared
 // bytes (design doc v38); in registers, suite cases 9 and 10 ran 1-11 % faster (v39). 3xTF32
 // CTAs are persistent, like 16-bit ones (pw_persistent).
+// H16 (strict fp32 with dense x: three fp16 products, h16_split.cuh): A is split into fp16
+// halves of x 2^ex in registers, m16n8k16 fragments; B holds w 2^ew's halves, each 16-channel
+// group's big then small ones in its 32 + 32 bytes (the repack writes them, or pw_split_h16_cols
+// splits w's staged rows), so a chunk of 32 channels is two K steps of three k16 wgmmas: a_big
+// b_big into part, a_small b_big and a_big b_small into acc_s; h16_finish undoes the scales.
+// Three stages (kPwStagesH16). BN 128 holds part, acc_s and the fragments only where K fits one
+// fold (SHORT: part is the result); BN 64 keeps acc as well.
 // Every y element is written once, by one thread; no atomics.
 #pragma once
 
 #include <climits>
 
+#include "h16_split.cuh"
 #include "launch.h"
 #include "resident.h"
 #include "smem_attr.h"
@@ -49,28 +57,35 @@
 namespace convt3d {
 namespace fwd {
 
-template <Mode MODE, int BN, bool LEAN = false>
+template <Mode MODE, int BN, bool LEAN = false, bool H16 = false>
 struct PwCfg {
   using T = typename ModeTraits<MODE>::T;
   // 3xTF32: A split in registers, B's big and small TF32 copies in each stage, three wgmmas
-  // per K step.
+  // per K step. H16 (strict fp32 as fp16 products, h16_split.cuh): A split into fp16 halves
+  // in registers, B one copy whose 16-channel groups hold their big then their small halves,
+  // three k16 wgmmas per 16 channels.
   static constexpr bool X3 = MODE == Mode::kTf32x3;
   static_assert(!X3 || BN <= kPwX3MaxBn, "pw 3xTF32: registers (kPwX3MaxBn)");
-  static constexpr int kSplit = X3 ? 2 : 1;
-  // 16-bit and 3xTF32: persistent CTAs (pw_persistent) with two stages; TF32: three, one
+  static_assert(!H16 || X3, "pw: fp16 products are strict fp32's");
+  static constexpr int kSplit = X3 && !H16 ? 2 : 1;
+  // 16-bit, 3xTF32 and H16: persistent CTAs (pw_persistent) with two stages; TF32: three, one
   // tile per CTA (LEAN: two, kPwStagesLean).
   static_assert(!LEAN || MODE == Mode::kTf32, "pw: lean stages are TF32's");
-  static constexpr bool kPersist = pw_persistent(int(sizeof(T)), kSplit);
-  static constexpr int BM = kPwBm, NT = 2 * 128, S = pw_stages(int(sizeof(T)), kSplit, LEAN);
+  static constexpr bool kPersist = pw_persistent(int(sizeof(T)), kSplit, H16);
+  static constexpr int BM = kPwBm, NT = 2 * 128,
+                       S = pw_stages(int(sizeof(T)), kSplit, LEAN, H16);
   static constexpr int KRUN = kChunkBytes / int(sizeof(T));  // elements per 16-byte chunk
   static constexpr int PL = kPwBkBytes / kChunkBytes;         // 16-byte chunks per row
   static constexpr int BK = kPwBkBytes / int(sizeof(T));      // elements per stage
   static constexpr int kStageA = BM * kPwBkBytes, kStageB = BN * kPwBkBytes;
-  static constexpr int kStage = pw_stage_bytes(BN, int(sizeof(T)), kSplit);  // A, B (, slack)
+  static constexpr int kStage = pw_stage_bytes(BN, int(sizeof(T)), kSplit, H16);  // A, B (, slack)
   static constexpr int kSmallB = kStageB;  // 3xTF32: B's small copy, this far after B
+  // K steps (32 bytes of each operand row) per chunk: TF32's k8, H16's k16 (a chunk's 32
+  // channels are 128 bytes of fp16 halves).
+  static constexpr int KS = H16 ? 2 : PL / 2;
   // 3xTF32: chunks whose products chain in part (the tensor core's truncating accumulation)
   // before an IEEE fold into acc: twg's K span (kTwgX3FoldK K steps), whose error it measured.
-  static constexpr int kFold = kTwgX3FoldK / (PL / 2);
+  static constexpr int kFold = kTwgX3FoldK / KS;
   static constexpr int RS = NT / PL;                      // rows one pass of copies covers
   static constexpr int PA = BM / RS, PB = BN / RS;        // copies per thread and stage
   static_assert(PA * RS == BM && PB * RS == BN, "stage split");
@@ -117,6 +132,35 @@ __device__ __forceinline__ void pw_transpose_tf32(const float* stg, unsigned cha
   }
 }
 
+// H16 with B read from w: a chunk's w rows staged as [32 K rows][BN] fp32 -> B K-major
+// [BN][128 B] in the 128-byte swizzle, each 16-channel group as its 16 big then its 16 small
+// halves of w times s (h16_split.cuh). A thread takes column n = 32 (warp % (BN / 32)) + lane
+// and the 8-channel groups h = warp / (BN / 32) + G i (G = NT / BN): exactly the rows its warp
+// copied (pw_fwd_kernel's wd_koff), so a warp barrier orders them. Reads: consecutive lanes on
+// consecutive columns; writes: 8 lanes on 8 distinct swizzled chunks.
+template <int BN, int NT>
+__device__ __forceinline__ void pw_split_h16_cols(const float* stg, unsigned char* dst, float s,
+                                                  int warp, int lane) {
+  constexpr int kG = NT / BN;  // warps sharing a column block
+  const int n = 32 * (warp % (BN / 32)) + lane;
+  unsigned char* row = dst + n * kPwBkBytes;
+#pragma unroll
+  for (int i = 0; i < 4 / kG; ++i) {
+    const int h = warp / (BN / 32) + kG * i;
+    uint32_t v[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[e] = __float_as_uint(stg[(8 * h + e) * BN + n]);
+    uint2 b0, s0, b1, s1;
+    split_h16_4(v, s, b0, s0);
+    split_h16_4(v + 4, s, b1, s1);
+    const int q = (h / 2) * 4 + h % 2;  // big halves' 16-byte chunk; small ones 2 further
+    *reinterpret_cast<uint4*>(row + ((q ^ (n % 8)) * kChunkBytes)) =
+        make_uint4(b0.x, b0.y, b1.x, b1.y);
+    *reinterpret_cast<uint4*>(row + (((q + 2) ^ (n % 8)) * kChunkBytes)) =
+        make_uint4(s0.x, s0.y, s1.x, s1.y);
+  }
+}
+
 // One row of the tile: its x offset (group's channel 0), the y offset of its output corner
 // o0 = i * s - p (any channel 0), o0 per axis, and whether every tap lands inside y.
 struct alignas(16) PwRow {
@@ -146,13 +190,25 @@ struct alignas(16) PwQuad {
 // and read transposed by the wgmma. TF32 (K-major operands only, BT; with XMN only: its K loop
 // already has the barrier the transpose needs): staged as [K row][BN] and transposed (and
 // rounded, as the repack would) into one K-major buffer, like XT's A.
-template <Mode MODE, int BN, bool XMN, bool WD, bool LEAN>
+// a if FIRST, else b (operands of different types: the branch not taken is discarded).
+template <bool FIRST, class A, class B>
+__device__ __forceinline__ auto& pick_ref(A& a, B& b) {
+  if constexpr (FIRST) {
+    return a;
+  } else {
+    return b;
+  }
+}
+
+// SHORT (H16, K within one fold, C::kFold chunks): part is the result, no acc (BN 128's three
+// accumulator sets and A fragments spilled).
+template <Mode MODE, int BN, bool XMN, bool WD, bool LEAN, bool H16 = false, bool SHORT = false>
 __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBlocks)
     pw_fwd_kernel(const __grid_constant__ FwdArgs a) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();
 #else
-  using C = PwCfg<MODE, BN, LEAN>;
+  using C = PwCfg<MODE, BN, LEAN, H16>;
   using T = typename C::T;
   constexpr bool XT = XMN && sizeof(T) == 4;  // A transposed in shared memory (TF32)
   constexpr bool BT = WD && sizeof(T) == 4;   // B transposed in shared memory (TF32)
@@ -160,10 +216,12 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   // copies (in the stage, which the epilogue tile makes large enough: pw_stage_bytes), and
   // its split transposes them there; TF32's BT has one K-major buffer after the stages.
   constexpr bool kBtX3 = BT && C::X3;
-  constexpr int kBLoad = kBtX3 ? C::kStageA + 2 * C::kStageB : C::kStageA;
+  constexpr int kBLoad = kBtX3 ? C::kStageA + C::kSplit * C::kStageB : C::kStageA;
   // 3xTF32 with XT: staged K row k's 16-byte chunk pc sits at chunk pc ^ 2 (k % 4) (positions
   // m at m ^ 8 (k % 4)), so a warp's A fragment reads (8 positions x 4 K rows) hit 32 banks.
-  auto xt_chunk = [](int pc, int k) { return C::X3 ? pc ^ ((k & 3) << 1) : pc; };
+  // H16 reads K rows 2 t, 2 t + 1 (+ 8) in lane t of a quad: chunk pc ^ 2 ((k / 2) % 4).
+  auto xt_sw = [](int k) { return H16 ? (k >> 1) & 3 : k & 3; };
+  auto xt_chunk = [&](int pc, int k) { return C::X3 ? pc ^ (xt_sw(k) << 1) : pc; };
   constexpr int BM = C::BM, NT = C::NT, S = C::S, BK = C::BK, PL = C::PL;
 
   extern __shared__ __align__(128) unsigned char smem[];
@@ -302,11 +360,20 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   // j ..). XMN's K rows per 8-lane phase differ by 2 (f below), so the phase's 16-byte writes
   // hit both halves of xt_chunk's swizzle: no conflicts. The repacked B (split in place by the
   // thread that copied it) keeps the rows below.
+  // H16: rows 4 apart per 8-lane phase (f: 0 4 1 5 2 6 3 7), whose xt_chunk swizzles differ
+  // by 4 chunks; its B from w: a warp copies whole 8-row groups of K (pw_split_h16_cols: groups
+  // warp / (BN / 32) + G i, rows wd_koff(j) apart).
   const int pc = C::X3 ? 4 * warp + lane % 4 : tid % kPc;
   const int q4 = lane / 4;  // f: 0 2 1 3 4 6 5 7
-  const int k_base = C::X3 ? (q4 & 4) | ((q4 & 1) << 1) | ((q4 >> 1) & 1) : tid / kPc;
+  const int k_base = H16     ? (q4 >> 1) | ((q4 & 1) << 2)
+                     : C::X3 ? (q4 & 4) | ((q4 & 1) << 1) | ((q4 >> 1) & 1)
+                             : tid / kPc;
   const int wc = C::X3 ? 8 * (warp % (BN / 32)) + lane % 8 : tid % kWc;
-  const int wk = C::X3 ? 4 * (warp / (BN / 32)) + lane / 8 : tid / kWc;
+  const int wk = H16     ? 8 * (warp / (BN / 32)) + lane / 8
+                 : C::X3 ? 4 * (warp / (BN / 32)) + lane / 8
+                         : tid / kWc;
+  // K rows of copy j past wk (B from w).
+  auto wd_koff = [](int j) { return H16 ? 8 * (NT / BN) * (j >> 1) + 4 * (j & 1) : kWStep * j; };
   // Non-XMN A row j: 3xTF32 rows 16 warp + 4 j + lane / 8 (the quarter warp's 8 chunks of one
   // row), else r_base + RS j.
   auto a_row = [&](int j) { return C::X3 ? 16 * warp + 4 * j + lane / 8 : r_base + C::RS * j; };
@@ -410,9 +477,10 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       for (int j = 0; j < C::PB; ++j) {
         if constexpr (WD) {
           if constexpr (LIM) {
-            const int kk = c * BK + kWStep * j;  // (wk's K rows are in b_lim)
-            cp_async_16(b_st + wd_dst + kWStep * j * kWRowB,
-                        b_c + j * (int64_t(kWStep) * a.ws0), kk < b_lim ? 16 : 0);
+            const int kk = c * BK + wd_koff(j);  // (wk's K rows are in b_lim)
+            const T* src = H16 ? b_c + wd_koff(j) * int64_t(a.ws0)
+                               : b_c + j * (int64_t(kWStep) * a.ws0);
+            cp_async_16(b_st + wd_dst + wd_koff(j) * kWRowB, src, kk < b_lim ? 16 : 0);
           } else {
             const int k = c * BK + wk + kWStep * j;
             const bool ok = (k < a.cin_g) & (b_src[0] != nullptr);
@@ -420,7 +488,10 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
                         ok ? b_src[0] + int64_t(c * BK + kWStep * j) * a.ws0 : wp, ok ? 16 : 0);
           }
         } else {
-          const bool ok = ci_ok & (b_src[j] != nullptr);
+          // H16: the 16-byte piece kc holds halves of the 16-channel group 2 c + kc / 4, which
+          // the repack padded with zeros up to cin_pad.
+          const bool ok =
+              (H16 ? c * BK + (kc / 4) * kH16Chunk < a.cin_g : ci_ok) & (b_src[j] != nullptr);
           const uint32_t dst = b_st + (r_base + C::RS * j) * kPwBkBytes + swz;
           cp_async_16(dst, ok ? b_src[j] + c * BK : wp, ok ? 16 : 0);
         }
@@ -429,12 +500,27 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     cp_async_commit();
   };
 
-  float acc[1][BN / 8][4];  // one 64-row wgmma tile per warpgroup
+  static_assert(!SHORT || H16, "pw: SHORT is H16's");
   // 3xTF32: kFold chunks' products, big and small (added into acc with IEEE adds after them:
   // the tensor core truncates as it accumulates). part is zeroed once only: the first wgmma
   // after a fold restarts it (scale-d 0).
   float part[1][C::X3 ? BN / 8 : 1][4];
   zero_acc(part);
+  using Acc = float[1][BN / 8][4];  // one 64-row wgmma tile per warpgroup
+  Acc acc_own;
+  Acc& acc = pick_ref<SHORT>(part, acc_own);
+  // H16: the small products (2^11 times their share, h16_finish), chained over the tile's K.
+  float acc_s[1][H16 ? BN / 8 : 1][4];
+  // H16: x's scale (A is split in registers) and w's (B read from w is split in shared
+  // memory; the repack applied it otherwise), from the largest |values| (h16_absmax).
+  float h16_sx = 1.f, h16_sw = 1.f;
+  int h16_e = 0;  // the products' exponent, undone in h16_finish
+  if constexpr (H16) {
+    const int ex = h16_exponent(a.h16_max[0]), ew = h16_exponent(a.h16_max[1]);
+    h16_sx = h16_pow2(ex);
+    h16_sw = h16_pow2(ew);
+    h16_e = ex + ew;
+  }
 
   // Descriptors: A of this warpgroup (its 64 rows), B; 8-row groups 1024 bytes apart, a K
   // step (32 bytes) 32 bytes on in the row. M-major A: the warpgroup's block of BK K rows of
@@ -451,7 +537,8 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   const uint64_t db0 = kBmn ? wgmma_desc_sw128_mn(sa + C::kStageA, BK * kPwBkBytes, 8 * kPwBkBytes)
                             : wgmma_desc_sw128(BT && !kBtX3 ? s_kb : sa + C::kStageA,
                                                8 * kPwBkBytes);
-  constexpr int kBStep = kBmn ? 16 * kPwBkBytes : 32;
+  // (H16: a K step's big halves; its small halves are 32 bytes on)
+  constexpr int kBStep = kBmn ? 16 * kPwBkBytes : H16 ? 64 : 32;
   constexpr int kBStage = BT && !kBtX3 ? 0 : C::kStage;  // TF32 BT: one K-major buffer
   // 3xTF32: this thread's A fragment rows (m16n8k8's a0..a3: rows g, g + 8 of its warp's 16,
   // K columns t, t + 4 of each 8-wide K step; g = lane / 4, t = lane % 4).
@@ -486,13 +573,20 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
             stages + (s_kb - sa));
       }
     }
-    if constexpr (kBtX3) {
+    if constexpr (kBtX3 && H16) {
+      // w's rows of chunk kt, transposed and split into B's fp16 halves (the caller's warp
+      // barrier made the warp's copies, all it reads here, visible).
+      pw_split_h16_cols<BN, NT>(reinterpret_cast<const float*>(stages + st * C::kStage + kBLoad),
+                                stages + st * C::kStage + C::kStageA, h16_sw, warp, lane);
+    } else if constexpr (kBtX3) {
       // w's rows of chunk kt, transposed and split into B's two K-major copies (the caller's
       // warp barrier made the warp's copies, all it reads here, visible). A is split in
       // registers (load_a).
       pw_transpose_tf32<BN, NT, true>(
           reinterpret_cast<const float*>(stages + st * C::kStage + kBLoad),
           stages + st * C::kStage + C::kStageA);
+    } else if constexpr (H16) {
+      // The repacked B already holds w's scaled fp16 halves.
     } else if constexpr (C::X3) {
       // Split this thread's own B chunks (the repack keeps full fp32): big in place, small
       // kSmallB bytes on. A is split in registers (load_a).
@@ -520,18 +614,28 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   // 3xTF32: chunk kt's A fragments of this thread, read from the staged chunk and split in
   // registers (big, small per K step). XT: staged [K row][BM] (xt_chunk's swizzle); else
   // K-major [BM][128 B] in the 128-byte swizzle.
-  using AFrags = uint32_t[PL / 2][4];
+  // H16: m16n8k16's fragment (a0 .. a3: rows g, g + 8 of K columns 2 t, 2 t + 1, then of
+  // 2 t + 8, 2 t + 9), each register two fp16 halves of x times h16_sx.
+  using AFrags = uint32_t[C::KS][4];
   auto load_a = [&](int kt, AFrags& big, AFrags& small) {
     const uint32_t* stg = reinterpret_cast<const uint32_t*>(stages + ((u + kt) % S) * C::kStage);
+    // Element (position m, K row k) of the chunk (XT: m at m ^ 8 xt_sw(k), xt_chunk in elements)
+    auto elem = [&](int m, int k) {
+      return XT ? stg[k * BM + (m ^ (xt_sw(k) << 3))]
+                : stg[m * (kPwBkBytes / 4) + ((((k >> 2) ^ (m & 7)) << 2) | (k & 3))];
+    };
 #pragma unroll
-    for (int ks = 0; ks < PL / 2; ++ks) {
+    for (int ks = 0; ks < C::KS; ++ks) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        const int m = am0 + 8 * (i & 1), k = 8 * ks + ak0 + 4 * (i >> 1);
-        // (XT: element m of K row k at m ^ 8 (k % 4): xt_chunk, in elements)
-        const uint32_t v = XT ? stg[k * BM + (m ^ ((k & 3) << 3))]
-                              : stg[m * (kPwBkBytes / 4) + ((((k >> 2) ^ (m & 7)) << 2) | (k & 3))];
-        split_tf32(v, big[ks][i], small[ks][i]);
+        const int m = am0 + 8 * (i & 1);
+        if constexpr (H16) {
+          const int k = 16 * ks + 2 * ak0 + 8 * (i >> 1);
+          split_h16_2(__uint_as_float(elem(m, k)), __uint_as_float(elem(m, k + 1)), h16_sx,
+                      big[ks][i], small[ks][i]);
+        } else {
+          split_tf32(elem(m, 8 * ks + ak0 + 4 * (i >> 1)), big[ks][i], small[ks][i]);
+        }
       }
     }
   };
@@ -541,9 +645,14 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     const int st = (u + kt) % S;
     wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < PL / 2; ++ks) {
+    for (int ks = 0; ks < C::KS; ++ks) {
       const uint64_t db = db0 + uint64_t((st * kBStage + ks * kBStep) >> 4);
-      if constexpr (C::X3) {
+      if constexpr (H16) {
+        // big x big restarts part; the small products chain in acc_s (+2: 32 bytes on)
+        wgmma_rs_f16_scaled<BN>(part[0], big[ks], db, ks != 0 || kt % C::kFold != 0);
+        wgmma_rs_f16_scaled<BN>(acc_s[0], small[ks], db, 1);
+        wgmma_rs_f16_scaled<BN>(acc_s[0], big[ks], db + 2, 1);
+      } else if constexpr (C::X3) {
         wgmma_rs_scaled<BN>(part[0], small[ks], db, ks != 0 || kt % C::kFold != 0);
         wgmma_rs_scaled<BN>(part[0], big[ks], db + uint64_t(C::kSmallB >> 4), 1);
         wgmma_rs_scaled<BN>(part[0], big[ks], db, 1);
@@ -560,6 +669,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     const bool has_next = C::kPersist && tn < a.tiles;
     if (has_next) build_tables(tn, b ^ 1);  // published by the K loop's first barrier
     zero_acc(acc);
+    if constexpr (H16) zero_acc(acc_s);
     // Chunk c of the stream into its stage: this tile's, else (persistent) the next tile's,
     // whose sources replace this tile's once none of this tile's chunks is left to issue; only
     // its chunks 0 .. S - 2, since the epilogue tile takes the stage of this tile's last chunk.
@@ -572,14 +682,14 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       }
     };
     if constexpr (C::X3) {
-      static_assert(C::kPersist && S == 2, "pw 3xTF32: persistent, two stages");
+      static_assert(C::kPersist && (S == 2 || H16), "pw 3xTF32: persistent, two stages");
       // 3xTF32: chunk kt + 1 is split while chunk kt's wgmmas run; split after the wait, its
       // shared-memory passes (each loaded byte read once and written twice) left the tensor
       // core idle. A is read into registers and split there, chunk kt + 1's while chunk kt's
       // wgmmas run (two register sets, so the loop goes two chunks at a time). The barrier
       // after chunk kt's wgmmas retire frees its stage for chunk kt + S (the loader runs S - 1
       // chunks ahead), whose copies then run under chunk kt + 1's wgmmas.
-      uint32_t a_big[2][PL / 2][4], a_small[2][PL / 2][4];
+      uint32_t a_big[2][C::KS][4], a_small[2][C::KS][4];
       cp_async_wait<S - 2>();
       __syncwarp();  // the warp's copies (A, and w's rows for the transpose) are its own reads
       prepare(0);
@@ -597,7 +707,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
           prepare(kt + 1);
         }
         wgmma_wait<0>();
-        if ((kt + 1) % C::kFold == 0 || kt + 1 == kchunks) fold_partial(acc, part);
+        if (!SHORT && ((kt + 1) % C::kFold == 0 || kt + 1 == kchunks)) fold_partial(acc, part);
         fence_proxy_async();  // the split's stores (generic proxy) -> wgmma reads (async proxy)
         __syncthreads();      // chunk kt + 1 split by every thread; chunk kt retired
         issue_ahead(kt + S);
@@ -620,6 +730,10 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     }
     if constexpr (!C::kPersist) cp_async_wait<0>();  // the tile overwrites every stage
     wgmma_fence_acc(acc);
+    if constexpr (H16) {
+      wgmma_fence_acc(acc_s);
+      h16_finish(acc, acc_s, h16_e);  // acc + 2^-11 acc_s, unscaled
+    }
     __syncthreads();  // every warpgroup is done with the stage the epilogue tile takes
     const PwRow* rows = s_row(b);
     const int64_t* ycol = s_yc(b);
@@ -762,17 +876,25 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
 #endif
 }
 
-// One stage count's kernels (LEAN: TF32's two stages, a.pw_lean).
-template <Mode MODE, int BN, bool LEAN>
+// One stage count's kernels (LEAN: TF32's two stages, a.pw_lean; H16: strict fp32 as fp16
+// products, a.h16).
+template <Mode MODE, int BN, bool LEAN, bool H16 = false, bool SHORT = false>
 cudaError_t launch_pw_stages(const FwdArgs& a, cudaStream_t stream) {
-  using C = PwCfg<MODE, BN, LEAN>;
-  auto kernel = a.x_mn ? pw_fwd_kernel<MODE, BN, true, false, LEAN>
-                       : pw_fwd_kernel<MODE, BN, false, false, LEAN>;
+  using C = PwCfg<MODE, BN, LEAN, H16>;
+  if ((a.h16 != 0) != H16) return cudaErrorInvalidValue;
+  // (the chunk stream runs S - 1 chunks ahead and maps those past K to the next tile only;
+  // SHORT: K within one fold)
+  const int kchunks = (a.cin_g + C::BK - 1) / C::BK;
+  if ((C::kPersist && kchunks < C::S - 1) || (SHORT && kchunks > C::kFold)) {
+    return cudaErrorInvalidValue;
+  }
+  auto kernel = a.x_mn ? pw_fwd_kernel<MODE, BN, true, false, LEAN, H16, SHORT>
+                       : pw_fwd_kernel<MODE, BN, false, false, LEAN, H16, SHORT>;
   constexpr int kElem = int(sizeof(typename C::T));
   if (a.w_direct) {
     if constexpr (kElem == 2 || C::X3) {  // (3xTF32 transposes B as it splits it)
-      kernel = a.x_mn ? pw_fwd_kernel<MODE, BN, true, true, LEAN>
-                      : pw_fwd_kernel<MODE, BN, false, true, LEAN>;
+      kernel = a.x_mn ? pw_fwd_kernel<MODE, BN, true, true, LEAN, H16, SHORT>
+                      : pw_fwd_kernel<MODE, BN, false, true, LEAN, H16, SHORT>;
     } else if (a.x_mn) {
       kernel = pw_fwd_kernel<MODE, BN, true, true, LEAN>;
     } else {
@@ -781,7 +903,7 @@ cudaError_t launch_pw_stages(const FwdArgs& a, cudaStream_t stream) {
   }
   if (a.smem_bytes <= 0 ||
       a.smem_bytes > pw_smem_bytes(BN, C::S, a.x_mn != 0, kElem, a.w_direct && kElem == 4,
-                                   C::kSplit)) {
+                                   C::kSplit, H16)) {
     return cudaErrorInvalidValue;
   }
   cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
@@ -806,6 +928,16 @@ cudaError_t launch_pw(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
   }
   if (a.pw_lean) return cudaErrorInvalidValue;
   return launch_pw_stages<MODE, BN, false>(a, stream);
+}
+
+// H16: BN 128 for K up to one fold (kPwH16ShortK channels: SHORT), BN 64 for any K.
+template <int BN>
+cudaError_t launch_pw_h16(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
+  if (blocks != a.tiles || a.pw_lean) return cudaErrorInvalidValue;
+  static_assert(PwCfg<Mode::kTf32x3, 128, false, true>::kFold *
+                        PwCfg<Mode::kTf32x3, 128, false, true>::BK == kPwH16ShortK,
+                "pw H16: SHORT's K");
+  return launch_pw_stages<Mode::kTf32x3, BN, false, true, BN == 128>(a, stream);
 }
 
 }  // namespace fwd

@@ -347,26 +347,40 @@ constexpr int kPwBkBytes = 128;
 // CTAs per SM: it stays one tile per CTA. 3xTF32 runs one CTA per SM anyway (registers), and
 // its prologue (tables, the first chunk's latency) and epilogue had been a third of the
 // kernel's warp samples (ncu on suite case 9, H100, 2026-11-27).
-constexpr bool pw_persistent(int elem_bytes, int split = 1) {
-  return elem_bytes == 2 || split == 2;
+// Strict fp32 as fp16 products (`h16`, h16_split.cuh: one B copy of fp16 halves) is persistent
+// like 3xTF32.
+constexpr bool pw_persistent(int elem_bytes, int split = 1, bool h16 = false) {
+  return elem_bytes == 2 || split == 2 || h16;
 }
-// Stages: persistent (16-bit, 3xTF32) two, TF32 three (lean: two). For 3xTF32 (split 2: big
+// Stages: persistent (16-bit, 3xTF32) two, TF32 three (lean: two), h16 three (below). For 3xTF32 (split 2: big
 // and small copies of B, A staged once) a third fits (A has no K-major buffers) and the K loop
 // takes any count, but three measured 0-5 % slower than two on suite cases 9 and 10 (H100,
 // 2026-11-27); so did three with chunk kt + 1 issued before chunk kt retires (wgmma_wait<1>,
 // no faster, case 10 channels_last 13-15 % slower: design doc v41). Fewer instructions per
 // chunk paid instead (v41: the copies' address math, the split, the fold every 128 K).
-constexpr int pw_stages(int elem_bytes, int split, bool lean = false) {
-  return pw_persistent(elem_bytes, split) ? kPwStagesPersist
-         : lean                           ? kPwStagesLean
-                                          : kPwStages;
+// Strict fp32 as fp16 products (h16): three. Its chunk's wgmmas take half 3xTF32's tensor time,
+// so one chunk in flight left the loads' latency exposed.
+constexpr int kPwStagesH16 = 3;
+constexpr int pw_stages(int elem_bytes, int split, bool lean = false, bool h16 = false) {
+  return h16                                ? kPwStagesH16
+         : pw_persistent(elem_bytes, split) ? kPwStagesPersist
+         : lean                             ? kPwStagesLean
+                                            : kPwStages;
 }
 // K-major A buffers with NCDHW x (TF32's transposed A). 3xTF32 reads its A fragments from
-// the staged chunk into registers: none.
-constexpr int pw_ka_buffers(int split) { return split == 2 ? 0 : 1; }
+// the staged chunk into registers: none (so do fp16 products).
+constexpr int pw_ka_buffers(int split, bool h16 = false) { return split == 2 || h16 ? 0 : 1; }
 // 3xTF32 holds two accumulator sets of BN / 2 registers per thread and two chunks of A
 // fragments: BN <= kPwX3MaxBn.
 constexpr int kPwX3MaxBn = 128;
+// Strict fp32 as fp16 products (h16) holds a third accumulator set (the small products): BN 128
+// only where K (Cin/g) fits one fold of part (no separate acc, pw_kernel.cuh's SHORT), else 64.
+constexpr int kPwH16ShortK = 256;
+// ... and takes them (auto) where taps x Cout/g >= kPwH16MinCols: its scale pass reads x once
+// more, which a layer with fewer columns per x element does not earn back (H200, 2026-11-27,
+// torch.profiler, us: suite case 9 (1024 columns) kernel 60.7 -> 46.8 and the pass 3.9; case
+// 10 (256) 383 -> 349 and the pass 42).
+constexpr int kPwH16MinCols = 512;
 
 // The pw epilogue tile's row: BN elements of the output type plus a pad that puts the rows of
 // a warp's pair writes on distinct banks (rows 4 words apart for 32-bit pairs, 8 for 64-bit
@@ -386,12 +400,12 @@ constexpr int pw_tile_bytes(int bn, int elem_bytes) {
 
 // One pw stage: A [kPwBm][128 B] then B [BN][128 B] (split 2: then B's small copy, then room
 // for B's rows as read straight from w, which the split transposes into the two copies; A is
-// split in registers); persistent: at least the epilogue tile, in whole 1024-byte swizzle
-// periods.
-constexpr int pw_stage_bytes(int bn, int elem_bytes, int split = 1) {
-  const int ab = (kPwBm + (split == 2 ? 3 : 1) * bn) * kPwBkBytes;
+// split in registers; h16: B's one copy of fp16 halves, then room for w's rows); persistent: at
+// least the epilogue tile, in whole 1024-byte swizzle periods.
+constexpr int pw_stage_bytes(int bn, int elem_bytes, int split = 1, bool h16 = false) {
+  const int ab = (kPwBm + (split == 2 ? 3 : h16 ? 2 : 1) * bn) * kPwBkBytes;
   const int tile = (pw_tile_bytes(bn, elem_bytes) + 1023) / 1024 * 1024;
-  return pw_persistent(elem_bytes, split) && tile > ab ? tile : ab;
+  return pw_persistent(elem_bytes, split, h16) && tile > ab ? tile : ab;
 }
 
 // One set of pw tables: the row table (32 B per row), the column table (16 B per column), the
@@ -404,12 +418,12 @@ constexpr int pw_tables_bytes(int bn) { return 32 * kPwBm + 16 * bn + 4 * kPwBm;
 // issues none past K), so the host asks for `stages` = min(kPwStages, chunks): more CTAs per SM
 // fit. TF32 with NCDHW x (`transposed`) adds a K-major A buffer after the stages (3xTF32:
 // none, pw_ka_buffers), TF32 with B read from w (`b_transposed`) one K-major B buffer after
-// that (3xTF32: its K-major copies are in each stage, pw_stage_bytes).
+// that (3xTF32 and h16: their K-major copies are in each stage, pw_stage_bytes).
 constexpr int pw_smem_bytes(int bn, int stages, bool transposed, int elem_bytes,
-                            bool b_transposed = false, int split = 1) {
-  const int main = stages * pw_stage_bytes(bn, elem_bytes, split) +
-                   (transposed ? pw_ka_buffers(split) * kPwBm * kPwBkBytes : 0) +
-                   (b_transposed && split == 1 ? bn * kPwBkBytes : 0);
+                            bool b_transposed = false, int split = 1, bool h16 = false) {
+  const int main = stages * pw_stage_bytes(bn, elem_bytes, split, h16) +
+                   (transposed ? pw_ka_buffers(split, h16) * kPwBm * kPwBkBytes : 0) +
+                   (b_transposed && split == 1 && !h16 ? bn * kPwBkBytes : 0);
   const int tile = pw_tile_bytes(bn, elem_bytes);
   return 2 * pw_tables_bytes(bn) + 1024 + (main > tile ? main : tile);
 }

@@ -224,5 +224,20 @@ __device__ __forceinline__ void wgmma_rs_scaled(float (&acc)[N / 8][4], const ui
 #endif
 }
 
+// fp16 wgmma with A from registers (this warp's m16n8k16 A fragment of the 64 rows) and a
+// run-time scale-d (the pw kernel's strict fp32 as fp16 products: A is split in registers).
+template <int N>
+__device__ __forceinline__ void wgmma_rs_f16_scaled(float (&acc)[N / 8][4],
+                                                    const uint32_t (&a)[4], uint64_t desc_b,
+                                                    int accumulate) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(N == 64 || N == 128, "wgmma_rs_f16_scaled: gen_wgmma.py kPwH16N");
+  if constexpr (N == 64) wgmma_f16_n64_sd(acc, a, desc_b, accumulate);
+  if constexpr (N == 128) wgmma_f16_n128_sd(acc, a, desc_b, accumulate);
+#else
+  __trap();
+#endif
+}
+
 }  // namespace fwd
 }  // namespace convt3d

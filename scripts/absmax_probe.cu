@@ -5,7 +5,7 @@
 //   nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -std=c++17 -Icsrc \
 //       scripts/absmax_probe.cu csrc/cuda/fwd/h16_scale.cu -o /tmp/absmax && /tmp/absmax
 // Prints one line per (size, alignment): the pass's median time over 20 runs and the copy's
-// time, in us, and the pass's read bandwidth. H200, 2026-11-27: 134 MB (case 10) 40-42 us at
+// time, in us, and the pass's read bandwidth. H200, 2026-11-27: 134 MB (case 10) 39-42 us at
 // 512-4096 blocks (3.2-3.4 TB/s read; the copy 70 us): the pass runs at the read bandwidth.
 #include "cuda/fwd/dispatch.h"
 

@@ -59,12 +59,15 @@ int main() {
   for (long long n : sizes) {
     for (int off : {0, 1}) {
       const float pass = median_us([&] { h16_absmax(x + off, n, w, wv, m, 0); });
-      const float copy = median_us([&] { cudaMemcpyAsync(y, x + off, n * 4, cudaMemcpyDeviceToDevice); });
+      const float copy = median_us(
+          [&] { cudaMemcpyAsync(y, x + off, n * 4, cudaMemcpyDeviceToDevice); });
       uint32_t got[2] = {};
       cudaMemcpy(got, m, 8, cudaMemcpyDeviceToHost);
-      std::printf("%6.1f MB off %d: pass %8.1f us (%5.2f TB/s read), copy %8.1f us, max bits %08x %08x, %s\n",
-                  n * 4 / 1e6, off, pass, n * 4 / pass / 1e6, copy, got[0], got[1],
-                  cudaGetErrorString(cudaGetLastError()));
+      std::printf(
+          "%6.1f MB off %d: pass %8.1f us (%5.2f TB/s read), copy %8.1f us, max bits %08x %08x, "
+          "%s\n",
+          n * 4 / 1e6, off, pass, n * 4 / pass / 1e6, copy, got[0], got[1],
+          cudaGetErrorString(cudaGetLastError()));
     }
   }
   return 0;

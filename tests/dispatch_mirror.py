@@ -596,7 +596,8 @@ def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
         return None
     wd = w_direct(spec, mode, mn, w, dense)
     lean = "s2_" if pw_lean(spec, mode, bn, mn, wd, dense) else ""
-    return bn, ("h16_" if h16 else "") + lean + ("mn" if mn else "kvec") + ("_wdirect" if wd else "")
+    loader = ("mn" if mn else "kvec") + ("_wdirect" if wd else "")
+    return bn, ("h16_" if h16 else "") + lean + loader
 
 
 def prefill(x, spec, path, w=None):

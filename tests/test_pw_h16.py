@@ -15,7 +15,8 @@ from test_twg_h16 import SCALES, STRICT, h16_any_scale, h16_non_finite, h16_wide
 
 pytestmark = pytest.mark.cuda
 
-PW_H16_SPECS = [  # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups, bias
+# N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups, bias
+PW_H16_SPECS = [
     # suite case 9's shape: K = 256 in 8 chunks (BN 128, one fold of the partial sums)
     (2, 256, 128, (4, 4, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
     # Cin 36: a partial 16-channel group and a partial chunk; 2.5 N tiles of 128
@@ -41,7 +42,8 @@ LAYOUTS = ["ncdhw", "cl"]
 
 
 def h16_expected(x, spec):
-    """The mirror's path (tests/dispatch_mirror.py) and whether it is the pw kernel's fp16 products."""
+    """The mirror's path (tests/dispatch_mirror.py) and whether it runs the pw kernel's fp16
+    products."""
     path = expected_path(x, spec, "3xtf32")
     return path, path.startswith("pw_3xtf32_") and "_h16_" in path
 

@@ -95,8 +95,8 @@ cudaError_t h16_absmax(const void* x, int64_t nx, const void* w, const H16Weight
   // One thread per kAbsmaxUnroll 16-byte loads of the larger tensor, up to kAbsmaxBlocks.
   const int64_t work = (nx > nw ? nx : nw) / (4 * kAbsmaxUnroll);
   const int64_t want = (work + kAbsmaxThreads - 1) / kAbsmaxThreads;
-  const dim3 grid(static_cast<unsigned>(want < 1 ? 1 : (want > kAbsmaxBlocks ? kAbsmaxBlocks : want)),
-                  2);
+  const int64_t blocks = want < 1 ? 1 : (want > kAbsmaxBlocks ? kAbsmaxBlocks : want);
+  const dim3 grid(static_cast<unsigned>(blocks), 2);
   h16_absmax_kernel<<<grid, kAbsmaxThreads, 0, stream>>>(static_cast<const float*>(x), nx,
                                                           static_cast<const float*>(w), wv, m);
   return cudaGetLastError();

@@ -682,7 +682,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       }
     };
     if constexpr (C::X3) {
-      static_assert(C::kPersist && (S == 2 || H16), "pw 3xTF32: persistent, two stages");
+      static_assert(C::kPersist && (S == 2 || H16), "pw 3xTF32: persistent, two stages (H16: any)");
       // 3xTF32: chunk kt + 1 is split while chunk kt's wgmmas run; split after the wait, its
       // shared-memory passes (each loaded byte read once and written twice) left the tensor
       // core idle. A is read into registers and split there, chunk kt + 1's while chunk kt's

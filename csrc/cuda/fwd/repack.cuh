@@ -78,15 +78,14 @@ __global__ void __launch_bounds__(kRepackThreads)
 #endif
         if constexpr (MODE == Mode::kTf32x3) {
           if (r.h16_max != nullptr) {
-            // fp16 products: the chunk's 16 big halves, then its 16 small ones (h16_split.cuh)
-            const uint32_t bits = __float_as_uint(v);
-            uint32_t four[4] = {bits, 0u, 0u, 0u};
-            uint2 big, small;
-            split_h16_4(four, h16_pow2(h16_exponent(r.h16_max[1])), big, small);
+            // fp16 products: the chunk's 16 big halves, then its 16 small ones (h16_split.cuh;
+            // the pair's second value is a dummy)
+            uint32_t big, small;
+            split_h16_2(v, 0.f, h16_pow2(h16_exponent(r.h16_max[1])), big, small);
             __half* const hp = reinterpret_cast<__half*>(wp) + 2 * (at - ci % kH16Chunk);
             const int c = ci % kH16Chunk;
-            reinterpret_cast<uint16_t*>(hp)[c] = uint16_t(big.x);
-            reinterpret_cast<uint16_t*>(hp)[kH16Chunk + c] = uint16_t(small.x);
+            reinterpret_cast<uint16_t*>(hp)[c] = uint16_t(big);
+            reinterpret_cast<uint16_t*>(hp)[kH16Chunk + c] = uint16_t(small);
             continue;
           }
           if (r.split > 0) {

@@ -352,12 +352,13 @@ constexpr int kPwBkBytes = 128;
 constexpr bool pw_persistent(int elem_bytes, int split = 1, bool h16 = false) {
   return elem_bytes == 2 || split == 2 || h16;
 }
-// Stages: persistent (16-bit, 3xTF32) two, TF32 three (lean: two), h16 three (below). For 3xTF32 (split 2: big
-// and small copies of B, A staged once) a third fits (A has no K-major buffers) and the K loop
-// takes any count, but three measured 0-5 % slower than two on suite cases 9 and 10 (H100,
-// 2026-11-27); so did three with chunk kt + 1 issued before chunk kt retires (wgmma_wait<1>,
-// no faster, case 10 channels_last 13-15 % slower: design doc v41). Fewer instructions per
-// chunk paid instead (v41: the copies' address math, the split, the fold every 128 K).
+// Stages: persistent (16-bit, 3xTF32) two, TF32 three (lean: two), h16 three (below). For
+// 3xTF32 (split 2: big and small copies of B, A staged once) a third fits (A has no K-major
+// buffers) and the K loop takes any count, but three measured 0-5 % slower than two on suite
+// cases 9 and 10 (H100, 2026-11-27); so did three with chunk kt + 1 issued before chunk kt
+// retires (wgmma_wait<1>, no faster, case 10 channels_last 13-15 % slower: design doc v41).
+// Fewer instructions per chunk paid instead (v41: the copies' address math, the split, the fold
+// every 128 K).
 // Strict fp32 as fp16 products (h16): three. Its chunk's wgmmas take half 3xTF32's tensor time,
 // so one chunk in flight left the loads' latency exposed.
 constexpr int kPwStagesH16 = 3;

@@ -8,6 +8,7 @@ import itertools
 import json
 import math
 import os
+import shutil
 import sys
 import time
 
@@ -368,6 +369,38 @@ def test_cli_lists_are_validated():
     for bad in (["--cases", "13"], ["--dtypes", "fp8"], ["--layouts", "nhwc"], ["--cases", ""]):
         with pytest.raises(SystemExit):
             parser().parse_args(bad)
+
+
+def _git(cwd, *args):
+    import subprocess
+    out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_tree_names_the_files_that_ran(tmp_path):
+    """meta.git_tree is the tree of the checkout's files as they are: HEAD's tree when clean,
+    the tree a commit of the edited files would have otherwise (also with .git older than the
+    files, as on the GPU machine), and the checkout's own index is left alone."""
+    from inductor_convt3d.bench.cli import _git_tree
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    (repo / "pkg" / "a.py").write_text("a = 1\n")
+    (repo / ".gitignore").write_text("*.so\n")
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    assert _git_tree(repo / "pkg") == _git(repo, "rev-parse", "HEAD^{tree}")
+    (repo / "pkg" / "a.py").write_text("a = 2\n")  # edited, and a new file; ignored build output
+    (repo / "pkg" / "b.py").write_text("b = 1\n")
+    (repo / "pkg" / "ext.so").write_bytes(b"\0")
+    status = _git(repo, "status", "--porcelain")
+    tree = _git_tree(repo / "pkg")
+    assert _git(repo, "status", "--porcelain") == status  # index untouched
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "two")
+    assert tree == _git(repo, "rev-parse", "HEAD^{tree}") != _git(repo, "rev-parse", "HEAD~1^{tree}")
+    assert _git_tree(tmp_path) is None  # outside a checkout
 
 
 def test_module_dispatches_bench(capsys):

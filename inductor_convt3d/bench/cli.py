@@ -8,6 +8,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -92,6 +93,36 @@ def _git_commit() -> str | None:
         return None
 
 
+def _git_tree(root: Path | None = None) -> str | None:
+    """The git tree id of the checkout's files as they are (tracked and untracked, not ignored),
+    written through a throwaway index so that the checkout's own is untouched. It equals
+    `git rev-parse <commit>^{tree}` of the commit whose files ran, also where the checkout's
+    .git is older than its files (the GPU machine's copy, whose HEAD is the session's first
+    commit: git_commit names that one)."""
+    root = Path(__file__).parent if root is None else root
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            env = {**os.environ, "GIT_INDEX_FILE": os.path.join(d, "index")}
+            out = None
+            for cmd in (["git", "add", "-A", "."], ["git", "write-tree"]):
+                out = subprocess.run(cmd, cwd=_git_top(root), env=env, capture_output=True,
+                                     text=True, timeout=60)
+                if out.returncode != 0:
+                    return None
+            return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+
+
+def _git_top(path: Path) -> str:
+    """The top of the git checkout holding path (ValueError outside one)."""
+    out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=path, capture_output=True,
+                         text=True, timeout=5)
+    if out.returncode != 0 or not out.stdout.strip():
+        raise ValueError("not in a git checkout")
+    return out.stdout.strip()
+
+
 def _cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -118,7 +149,7 @@ def metadata(device: torch.device, args, policy: Policy, argv: list[str]) -> dic
         cudnn=torch.backends.cudnn.version() if cuda else None,
         python=platform.python_version(),
         date_utc=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        git_commit=_git_commit(), argv=argv,
+        git_commit=_git_commit(), git_tree=_git_tree(), argv=argv,
         baseline=("F.conv_transpose3d (cuDNN)" if cuda else "F.conv_transpose3d (ATen CPU)"),
         reference=("fp64 F.conv_transpose3d on the GPU (cuDNN, benchmark off)" if cuda
                    else "fp64 F.conv_transpose3d on the CPU (ATen)"),

@@ -181,7 +181,8 @@ def main():
                 # which kernel each forced twg column ran (each name once)
                 forced = dict.fromkeys(
                     (v, r) for v, r in zip(variants, ran)
-                    if v.startswith(("twg", "auto_", "bqw", "nolong", "nostage", "noh16")))
+                    if v.startswith(("twg", "auto_", "bqw", "nolong", "nostage", "noh16",
+                                     "nopwh16")))
                 extra = "".join(f"  {v}: {r}" for v, r in forced)
                 print(f"{c.id:>4} {prec:>5} {layout:>6} " +
                       " ".join(f"{t:>9.4f}" for t in res) + f"  {path}{extra}")

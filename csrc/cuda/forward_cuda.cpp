@@ -515,8 +515,12 @@ bool twg_tma_ok(const FastPlan& f, int bqh, int bqw, int planes) {
 // 6.21 / 8.52, 8.53 and 5.22, 5.35 / 8.24, 8.28; case 2 2.82 / 4.23 and 2.57 / 4.09; case 3
 // 9.36 / 15.25 and 8.82 / 14.82; case 8 0.473 / 0.589 and 0.496 / 0.619; case 11 0.776 / 1.007
 // and 0.664 / 1.004; case 12 0.931 / 1.075 and 0.823 / 0.999 (first rounds).
+// (The x half of it, which the non-overlapping kernel's plan_pw shares.)
+bool h16_x_ok(const at::Tensor& x) {
+  return x.scalar_type() == at::kFloat && x.is_non_overlapping_and_dense();
+}
 bool twg_h16_ok(const FastPlan& f, const at::Tensor& x) {
-  return f.sw.twg_h16 != 0 && x.scalar_type() == at::kFloat && x.is_non_overlapping_and_dense();
+  return f.sw.twg_h16 != 0 && h16_x_ok(x);
 }
 
 // 3xTF32 staged boxes (a.box_stage, twg_kernel.cuh): the scalar loader's x (NCDHW-like, no
@@ -953,16 +957,14 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
   const bool x3 = f.mode == fwd::Mode::kTf32x3;  // strict fp32: split operands (pw_kernel.cuh)
   const bool transposed = mn && fwd::elem_bytes(f.mode) == 4;
   // Strict fp32 as fp16 products (a.h16, fwd/h16_split.cuh): where x is dense, as on the
-  // transposed kernel (twg_h16_ok), and K fills the chunks its stages run ahead (the chunk
+  // transposed kernel (h16_x_ok), and K fills the chunks its stages run ahead (the chunk
   // stream maps chunks past K to the next tile only); BN 128 only where K fits one fold of its
   // partial sums (kPwH16ShortK: registers), else 64. Taken where the columns earn back its scale
   // pass over x (kPwH16MinCols); CONVT3D_PW_H16=1 wherever legal, 0 never.
   const bool long_k = f.p.Cin_g > fwd::kPwH16ShortK;
   bool h16 = x3 && f.sw.pw_h16 != 0 && (f.sw.pw_h16 == 1 || ncols >= fwd::kPwH16MinCols) &&
-             x.is_non_overlapping_and_dense() &&
-             chunks >= fwd::kPwStagesH16 - 1 &&
-             tap_offsets_fit(f.p, static_cast<int>(ceil_div(f.p.Cin_g, fwd::kH16Chunk) *
-                                                   fwd::kH16Chunk));
+             h16_x_ok(x) && chunks >= fwd::kPwStagesH16 - 1 &&
+             tap_offsets_fit(f.p, fwd::h16_cin_pad(static_cast<int>(f.p.Cin_g)));
   if (bn == 0) bn = ncols <= 64 || (h16 && long_k) ? 64 : 128;
   if (bn == 128 && long_k) h16 = false;
   if (x3 && bn > fwd::kPwX3MaxBn) return;
@@ -1215,9 +1217,9 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   const c10::cuda::CUDAGuard guard(x.device());
   auto stream = at::cuda::getCurrentCUDAStream();
   fwd::FwdArgs& a = f.args;
-  // Strict fp32 as fp16 products (plan_twg): each packed row's 16-channel chunks hold the big
-  // and the small halves, so the rows are padded to whole chunks.
-  if (a.h16) a.cin_pad = static_cast<int>(ceil_div(a.cin_g, fwd::kH16Chunk) * fwd::kH16Chunk);
+  // Strict fp32 as fp16 products (plan_twg, plan_pw): each packed row's 16-channel chunks hold
+  // the big and the small halves, so the rows are padded to whole chunks.
+  if (a.h16) a.cin_pad = fwd::h16_cin_pad(a.cin_g);
 
   // Weight in the kernel's K-contiguous layout: the size of w (plus channel padding to 16 bytes),
   // straight from the caching allocator (no tensor around it: at::empty's dispatch cost a small

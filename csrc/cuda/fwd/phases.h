@@ -153,9 +153,9 @@ struct FwdArgs {
   // block (dense_block_bits), so the mma.sync halo kernels skip the zero blocks; 0 otherwise
   // (or CONVT3D_DENSE_SKIP=0).
   uint64_t dense_blocks = 0;
-  // Transposed wgmma kernel, 3xTF32 only: 1 runs strict fp32 as three fp16 products of scaled
-  // operands (h16_split.cuh); h16_max then holds x's and w's largest finite |value| as fp32 bits
-  // (h16_absmax, before the repack).
+  // Transposed wgmma and non-overlapping kernels, 3xTF32 only: 1 runs strict fp32 as three fp16
+  // products of scaled operands (h16_split.cuh); h16_max then holds x's and w's largest finite
+  // |value| as fp32 bits (h16_absmax, before the repack).
   const uint32_t* h16_max = nullptr;
   int h16 = 0;
   alignas(64) unsigned char box_map[128] = {};

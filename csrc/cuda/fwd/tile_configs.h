@@ -273,6 +273,7 @@ constexpr int kTwgTapBytes = 64 * kBkBytes;  // one tap's A: [64 rows][64 B], 64
 // 3xTF32 as fp16 products (a.h16, h16_split.cuh): channels per 64-byte operand row (16 big and
 // 16 small halves), so the packed weight's rows are padded to a multiple of it.
 constexpr int kH16Chunk = 16;
+constexpr int h16_cin_pad(int cin_g) { return (cin_g + kH16Chunk - 1) / kH16Chunk * kH16Chunk; }
 // The weight stages and boxes start at a multiple of the 64-byte swizzle's period.
 constexpr int kTwgAlign = 512;
 

@@ -11,6 +11,7 @@ kTwgN = (128, 144, 160)  # the transposed kernel's runs (tile_configs.h: kTwgRun
 kPwN = (64, 128, 256)  # the non-overlapping kernel's BN (tile_configs.h: kPwBns)
 kSsN = sorted(set(kTwgN) | set(kPwN))
 kPwX3N = (64, 128)  # 3xTF32 pw's BN, A from registers (tile_configs.h: kPwX3MaxBn)
+kPwRaN = kPwN  # TF32 pw's BN: A from registers too, every BN
 kH16N = (128,)  # strict fp32 as fp16 products, both by descriptor (tile_configs.h: kTwgX3Run)
 kPwH16N = kPwX3N  # ... and A from registers: the pw kernel's (tile_configs.h: kPwX3MaxBn)
 TYPES = {  # name -> (PTX shape suffix, PTX type, operand tail after the scale-d predicate)
@@ -158,7 +159,7 @@ def main():
             out.append(wrapper_ss(name, n).rstrip("\n"))
     for n in kSsN:
         out.append(wrapper_scaled(n, False).rstrip("\n"))
-    for n in kPwX3N:
+    for n in sorted(set(kPwX3N) | set(kPwRaN)):
         out.append(wrapper_scaled(n, True).rstrip("\n"))
     for n in kH16N:
         out.append(wrapper_ss_f16_scaled(n).rstrip("\n"))

@@ -8,6 +8,8 @@
 #                 "--layout ncdhw" or "--layout cl": one layout; "--dtype fp32": strict fp32
 #                 only)  SANITIZE_TOOLS="racecheck"
 #   EXTRA="python3 scripts/host_overhead.py 9 bf16 ndhwc"   (extra: any commands, after ab)
+#   STAGE_TIMEOUT=200   (seconds for the tests and for each sanitizer; a hang then costs that,
+#                        not the call's limit; 0, the default, means none)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
@@ -45,7 +47,7 @@ if [[ ",$STAGES," == *",tests,"* ]]; then
     python3 -m pytest tests/test_export.py -q -ra -p no:cacheprovider \
       --junitxml="$OUT/junit_export.xml" >"$OUT/pytest_export.log" 2>&1 &
     export_pid=$!
-    python3 -m pytest tests --ignore=tests/test_export.py -q -ra -p no:cacheprovider \
+    timeout "${STAGE_TIMEOUT:-0}" python3 -m pytest tests --ignore=tests/test_export.py -q -ra -p no:cacheprovider \
       --junitxml="$OUT/junit.xml" >"$OUT/pytest.log" 2>&1
     rc=$?
     wait "$export_pid"
@@ -55,7 +57,7 @@ if [[ ",$STAGES," == *",tests,"* ]]; then
     summary+=("tests (test_export.py, alongside): rc=$rc_export: $(tail -1 "$OUT/pytest_export.log")")
   else
     # (eval: PYTEST_ARGS may quote, e.g. -k 'a or b')
-    eval "python3 -m pytest ${PYTEST_ARGS} -q -ra -p no:cacheprovider --junitxml=\"$OUT/junit.xml\"" \
+    eval "timeout ${STAGE_TIMEOUT:-0} python3 -m pytest ${PYTEST_ARGS} -q -ra -p no:cacheprovider --junitxml=\"$OUT/junit.xml\"" \
       >"$OUT/pytest.log" 2>&1
     rc=$?
     grep -E "^(FAILED|ERROR)" "$OUT/pytest.log" | head -40
@@ -67,7 +69,7 @@ if [[ ",$STAGES," == *",sanitize,"* ]]; then
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
     t0=$(date +%s)
     # shellcheck disable=SC2086
-    compute-sanitizer --tool $tool --error-exitcode 7 python3 scripts/sanitize_subset.py \
+    timeout "${STAGE_TIMEOUT:-0}" compute-sanitizer --tool $tool --error-exitcode 7 python3 scripts/sanitize_subset.py \
       ${SANITIZE_ARGS:-} >"$OUT/sanitize_$tool.log" 2>&1
     rc=$?
     tail -3 "$OUT/sanitize_$tool.log"

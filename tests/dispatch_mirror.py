@@ -506,15 +506,15 @@ PW_H16_SHORT_K, PW_H16_MIN_COLS = 256, 512  # tile_configs.h: kPwH16ShortK, kPwH
 PW_BM, PW_BK_BYTES, PW_STAGES, PW_STAGES_LEAN = 128, 128, 3, 2  # tile_configs.h: kPw*
 
 
-def pw_smem(bn, stages, transposed, b_transposed):
-    """pw_smem_bytes (tile_configs.h) for TF32 (one tile per CTA, one copy of each operand)."""
+def pw_smem(bn, stages):
+    """pw_smem_bytes (tile_configs.h) for TF32 (one tile per CTA, one copy of each operand; A
+    goes to the wgmma from registers, so NCDHW x adds no buffer; B is the repacked weight)."""
     tile = max(PW_BM * (bn * 4 + 32), bn * (PW_BM + 4) * 4)
-    main = (stages * (PW_BM + bn) * PW_BK_BYTES + (PW_BM * PW_BK_BYTES if transposed else 0)
-            + (bn * PW_BK_BYTES if b_transposed else 0))
+    main = stages * (PW_BM + bn) * PW_BK_BYTES
     return 2 * (32 * PW_BM + 16 * bn + 4 * PW_BM) + 1024 + max(main, tile)
 
 
-def pw_lean(spec, mode, bn, mn, wd, dense=False):
+def pw_lean(spec, mode, bn, dense=False):
     """Mirror of plan_pw's lean rule: TF32 takes two K stages (CONVT3D_PW_LEAN=1: wherever BN
     <= 128, 0: never) where K has at least three 128-byte chunks and three stages would leave
     one CTA per SM but two leave two (densified groups: K is all of Cin)."""
@@ -527,20 +527,20 @@ def pw_lean(spec, mode, bn, mn, wd, dense=False):
     half = TWG_SMEM_CAP[2]
 
     def smem(stages):
-        return pw_smem(bn, min(chunks, stages), mn, wd)
+        return pw_smem(bn, min(chunks, stages))
 
     return chunks >= PW_STAGES and smem(PW_STAGES) > half and smem(PW_STAGES_LEAN) <= half
 
 
 def w_direct(spec, mode, mn, w=None, dense=False):
-    """Mirror of w_direct_ok (forward_cuda.cpp): pw reads B straight from w (TF32: transposed
-    in shared memory, with NCDHW x only; 3xTF32: transposed as it is split, with either x)
+    """Mirror of w_direct_ok (forward_cuda.cpp): pw reads B straight from w (16-bit, and 3xTF32,
+    transposed as it is split, with either x; never TF32)
     when each of w's K rows holds its taps x Cout/g columns contiguously in the kernel's
     order, (tap, co) (channels_last w) or with NCDHW x (co, tap) (contiguous w),
     size-1 dims excepted; w's data and K rows 16-byte aligned, the columns whole 16-byte
     chunks; not densified and not CONVT3D_PW_WDIRECT=0. w None: a contiguous w."""
     _, cin, cout, _, k, _, _, _, _, g, _ = spec
-    if dense or os.environ.get("CONVT3D_PW_WDIRECT") == "0" or (mode == "tf32" and not mn):
+    if dense or os.environ.get("CONVT3D_PW_WDIRECT") == "0" or mode == "tf32":
         return False
     run = 8 if mode in ("bf16", "fp16") else 4  # elements per 16 bytes
     cg = cout // g
@@ -557,7 +557,7 @@ def w_direct(spec, mode, mn, w=None, dense=False):
 def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
     """Mirror of plan_pw (forward_cuda.cpp): the non-overlapping kernel takes bf16/fp16/TF32/
     3xTF32 layers with channels_last x (kvec) or positions_contiguous x (16-bit M-major A,
-    fp32 A transposed in shared memory; BN a multiple of k_w; y, which follows x here since the
+    fp32 A read into registers; BN a multiple of k_w; y, which follows x here since the
     tests' w is contiguous, unit-stride along w), that are non_overlapping, on a compute
     capability 9.0 device; CONVT3D_PW=1 forces it wherever legal, =0 never, unset takes it when
     CONVT3D_HALO and CONVT3D_TWG are unset (over every other kernel, the fused one included).
@@ -595,7 +595,7 @@ def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
     if (mn and bn % k[2]) or (mode == "3xtf32" and bn > PW_X3_MAX_BN):
         return None
     wd = w_direct(spec, mode, mn, w, dense)
-    lean = "s2_" if pw_lean(spec, mode, bn, mn, wd, dense) else ""
+    lean = "s2_" if pw_lean(spec, mode, bn, dense) else ""
     loader = ("mn" if mn else "kvec") + ("_wdirect" if wd else "")
     return bn, ("h16_" if h16 else "") + lean + loader
 

@@ -121,8 +121,8 @@ def test_pw_cases(case, layout, precision):
 @pytest.mark.parametrize("layout", ["ncdhw", "misaligned", "sliced"])
 @pytest.mark.parametrize("case", range(len(PW_MN_CASES)))
 def test_pw_ncdhw(case, layout, precision):
-    # NCDHW x runs "_mn" (16-bit: M-major A; fp32: A transposed in shared memory); misaligned
-    # or strided x elsewhere.
+    # NCDHW x runs "_mn" (16-bit: M-major A; fp32: A read into registers); misaligned or
+    # strided x elsewhere.
     spec = PW_MN_CASES[case]
     legal = pw_legal(spec, precision, layout)
     mn = (torch.cuda.get_device_capability() == (9, 0) and layout == "ncdhw"
@@ -134,7 +134,8 @@ def test_pw_ncdhw(case, layout, precision):
         with allow_tf32(precision[1]):
             path = ops._forward_path(x, w, *geometry_args(spec))
         # a contiguous w holds each K row's columns in the (co, tap) order: the kernel reads it
-        assert path.endswith("_mn_wdirect"), path
+        # (TF32: the repacked B always, w_direct_ok)
+        assert path.endswith("_mn" if precision[3] == "tf32" else "_mn_wdirect"), path
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
@@ -258,7 +259,7 @@ def test_pw_w_direct(case, layout, wlayout, precision, monkeypatch):
         path = ops._forward_path(x, w, s, p, op, d, g)
         y = ic.conv_transpose3d(x, w, b, s, p, op, g, d)
     assert path == expected_path(x, spec, mode, w), path
-    direct = wlayout != "misaligned" and case != 3 and (mode != "tf32" or layout == "ncdhw")
+    direct = wlayout != "misaligned" and case != 3 and mode != "tf32"
     assert path.endswith("_wdirect") == direct, path
     check(y, reference(spec, ref), bound)
     if direct:
@@ -277,8 +278,8 @@ def test_pw_w_direct(case, layout, wlayout, precision, monkeypatch):
 ])
 @pytest.mark.parametrize("layout", ["cl", "ncdhw"])
 def test_pw_w_direct_every_bn(bn, layout, precision, monkeypatch):
-    # 16-bit: one, two and four 64-column blocks of N-major B per stage; TF32 (NCDHW x only):
-    # the transpose of 64 and 256 staged columns; 3xTF32: 64 columns transposed and split
+    # 16-bit: one, two and four 64-column blocks of N-major B per stage; 3xTF32: 64 columns
+    # transposed and split; TF32 (the repacked B only) at those widths
     monkeypatch.setenv("CONVT3D_PW_BN", str(bn))
     spec = PW_WD_CASES[1]
     dtype, tf32, bound, mode = precision
@@ -289,7 +290,7 @@ def test_pw_w_direct_every_bn(bn, layout, precision, monkeypatch):
         path = ops._forward_path(x, w, s, p, op, d, g)
         y = ic.conv_transpose3d(x, w, b, s, p, op, g, d)
     assert path.startswith(f"pw_{mode}_bn{bn}_"), path
-    assert path.endswith("_wdirect") == (mode != "tf32" or layout == "ncdhw"), path
+    assert path.endswith("_wdirect") == (mode != "tf32"), path
     check(y, reference(spec, ref), bound)
 
 
@@ -322,8 +323,10 @@ def test_pw_persistent(case, layout, precision, monkeypatch):
         assert torch.equal(ic.conv_transpose3d(x, w, b, s, p, op, g, d), y)
 
 
-# TF32 lean CTAs (two K stages where three would halve the CTAs per SM: NCDHW x, long K): K of
-# 3 and 8 chunks and a K tail (100 channels), B from w or repacked, one and two N tiles
+# TF32 lean CTAs (two K stages where three would halve the CTAs per SM): since A goes to the
+# wgmma from registers and B is always repacked, three stages of BN 128 fit two CTAs per SM, so
+# the rule takes none of these by itself; CONVT3D_PW_LEAN=1 forces two stages. K of 3 and 8
+# chunks and a K tail (100 channels), one and two N tiles
 PW_LEAN_CASES = [
     (2, 96, 16, (5, 8, 12), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
     (1, 256, 32, (4, 8, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, False),
@@ -331,21 +334,17 @@ PW_LEAN_CASES = [
 ]
 
 
-@pytest.mark.parametrize("wdirect", [True, False], ids=["wdirect", "repack"])
 @pytest.mark.parametrize("layout", ["cl", "ncdhw"])
 @pytest.mark.parametrize("case", range(len(PW_LEAN_CASES)))
-def test_pw_tf32_lean(case, layout, wdirect, monkeypatch):
+def test_pw_tf32_lean(case, layout, monkeypatch):
     spec = PW_LEAN_CASES[case]
-    if not wdirect:
-        monkeypatch.setenv("CONVT3D_PW_WDIRECT", "0")
     (x, w, b), ref = make(spec, torch.float32, layout)
     w = w_in_layout(w, layout, "natural")
     s, p, op, d, g = geometry_args(spec)
     with allow_tf32(True):
         path = ops._forward_path(x, w, s, p, op, d, g)
         assert path == expected_path(x, spec, "tf32", w), path
-        # the rule: NCDHW x only (its transposed A buffer tips three stages over half an SM)
-        assert ("_s2_" in path) == (layout == "ncdhw"), path
+        assert "_s2_" not in path and "_wdirect" not in path, path
         y = ic.conv_transpose3d(x, w, b, s, p, op, g, d)
         check(y, reference(spec, ref), 5e-4)
         # two or three stages (CONVT3D_PW_LEAN=1 / 0) run the same products in the same order

@@ -895,18 +895,16 @@ bool positions_contiguous(const ConvT3dParams& p, const at::Tensor& x) {
 // contiguously in the kernel's column order, (tap, co) = a channels_last w, or with NCDHW x
 // (`mn`) (co, tap) = a contiguous w (size-1 dims excepted); w's data and K rows 16-byte aligned
 // and ncols whole 16-byte chunks. A densified plan needs its block-diagonal repack.
-// CONVT3D_PW_WDIRECT=0 keeps the repack (A/B timing, tests). TF32 transposes B in shared
-// memory, which only pays with NCDHW x, whose K loop already waits at a barrier to transpose
-// A (H100, halo_ab --batch 20, ms, direct / repack: case 10 NCDHW 0.330 / 0.351, case 9 NCDHW
-// 0.065 / 0.069; channels_last case 10 0.338 / 0.326). With channels_last x the transpose adds
-// that barrier: on case 9 (H100, 2026-11-25, torch.profiler) it saved the repack's launch and
-// allocation (host 43.1 -> 35.7 us per call) but its kernel took 52.4 us against 34.5 + 5.6 us
-// for the repack and the kernel on the repacked B. 3xTF32 splits B in shared memory anyway
-// (its K loop has the barriers), so it transposes B as it splits it, with either x.
+// CONVT3D_PW_WDIRECT=0 keeps the repack (A/B timing, tests). TF32 never reads w: its wgmma
+// takes K-major B only, and w's transpose in shared memory (a K-major buffer and a barrier per
+// chunk) lost to the repack once A went to the wgmma from registers (H200, ab_trees.sh
+// --batch 20, 2026-11-28, ms, repack / direct: case 9 NCDHW 0.0364 / 0.0381, case 10 NCDHW
+// 0.250 / 0.261; design doc v53). 3xTF32 splits B in shared memory anyway (its K loop has the
+// barriers), so it transposes B as it splits it, with either x.
 bool w_direct_ok(const FastPlan& f, const ConvT3dParams& p, bool mn, bool w_aligned) {
   const int64_t kRun = fwd::chunk_elems(f.mode);  // elements per 16 bytes
   if (f.dense_g > 1 || !w_aligned || f.sw.pw_wdirect == 0) return false;
-  if (f.mode == fwd::Mode::kTf32 && !mn) return false;
+  if (f.mode == fwd::Mode::kTf32) return false;
   const int64_t cg = p.Cout_g, kd = p.k[0], kh = p.k[1], kw = p.k[2];
   if ((kd * kh * kw * cg) % kRun != 0 || (p.Cin > 1 && p.w_st[0] % kRun != 0)) return false;
   const int64_t size[5] = {p.Cin, cg, kd, kh, kw};
@@ -921,7 +919,7 @@ bool w_direct_ok(const FastPlan& f, const ConvT3dParams& p, bool mn, bool w_alig
 // Non-overlapping kernel (fwd/pw_kernel.cuh): bf16, fp16, TF32 or 3xTF32 (strict fp32: split
 // operands, BN <= kPwX3MaxBn, two stages) on an sm_90a build and an sm_90 device, with
 // channels_last x, or with positions_contiguous x and y's w unit-stride (16-bit A read M-major,
-// fp32 A transposed in shared memory; BN a multiple of k_w). NCDHW x
+// fp32 A read into registers; BN a multiple of k_w). NCDHW x
 // with a channels_last w makes y channels_last, whose per-element stores took 0.171 ms on
 // case 9 bf16 (H100) against v1's 0.06, so that stays on v1. BN: 64 when taps x Cout/g fit
 // it, else 128; CONVT3D_PW_BN overrides. 16-bit and 3xTF32 run on persistent CTAs
@@ -955,7 +953,6 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
   const int64_t chunks = ceil_div(f.p.Cin_g * fwd::elem_bytes(f.mode), fwd::kPwBkBytes);
   int bn = f.sw.pw_bn;
   const bool x3 = f.mode == fwd::Mode::kTf32x3;  // strict fp32: split operands (pw_kernel.cuh)
-  const bool transposed = mn && fwd::elem_bytes(f.mode) == 4;
   // Strict fp32 as fp16 products (a.h16, fwd/h16_split.cuh): where x is dense, as on the
   // transposed kernel (h16_x_ok), and K fills the chunks its stages run ahead (the chunk
   // stream maps chunks past K to the next tile only); BN 128 only where K fits one fold of its
@@ -983,13 +980,11 @@ void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_al
   const int split = x3 && !h16 ? 2 : 1;
   const bool persistent = fwd::pw_persistent(fwd::elem_bytes(f.mode), split, h16);
   a.w_direct = w_direct_ok(f, p, mn, w_aligned) ? 1 : 0;
-  const bool b_transposed = a.w_direct && fwd::elem_bytes(f.mode) == 4;
   auto smem = [&](bool lean) {
     const int max_stages = fwd::pw_stages(fwd::elem_bytes(f.mode), split, lean, h16);
     const int stages = persistent ? max_stages
                                   : static_cast<int>(std::min<int64_t>(chunks, max_stages));
-    return fwd::pw_smem_bytes(bn, stages, transposed, fwd::elem_bytes(f.mode), b_transposed,
-                              split, h16);
+    return fwd::pw_smem_bytes(bn, stages, fwd::elem_bytes(f.mode), split, h16);
   };
   // TF32 lean (two stages, kPwStagesLean): where K fills three stages and they would leave one
   // CTA per SM but two stages leave two; CONVT3D_PW_LEAN=1 wherever BN <= 128, 0 never.

@@ -15,13 +15,16 @@
 // ahead. 16-bit CTAs are persistent (S = 2): each loops over tiles, and the chunk stream runs
 // on across them, so the next tile's first chunk loads during this tile's last MMAs and its
 // epilogue (short K loops are a latency chain per tile: suite case 10 NCDHW bf16 0.240 ->
-// 0.201 ms). TF32 (S = 3) runs one tile per CTA. TF32 rounds each A chunk in shared
-// memory once it lands (the repack rounded the weight). The epilogue stages the tile in
+// 0.201 ms). TF32 (S = 3) runs one tile per CTA. TF32's A goes to the wgmma from registers,
+// each thread reading its fragments from the staged chunk and rounding them there (the repack
+// rounded the weight): neither a rounding pass nor, with NCDHW x, a transpose in shared memory
+// (H200, scripts/ab_trees.sh, 2026-11-28: suite case 9 NCDHW 0.0405 -> 0.0364 ms, case 10
+// 0.278 -> 0.250 with B repacked; design doc v53). The epilogue stages the tile in
 // shared memory and writes whole 16-byte channel vectors, consecutive threads on consecutive
 // addresses (in channels_last the taps of one output row segment are adjacent), so each
 // warp store covers whole lines; the L2 took 8 requests per 128 bytes when the accumulators
 // were stored directly. With NCDHW x (XMN below) A is copied as 16-byte runs of positions
-// (read M-major in 16-bit, transposed in shared memory for TF32), and the k_w adjacent NCDHW
+// (read M-major in 16-bit, from registers in fp32), and the k_w adjacent NCDHW
 // outputs of a column group leave together. With WD, B is read straight from w (no repack;
 // see below). 3xTF32 (strict fp32): A goes to the wgmma from registers, each thread reading
 // its fragments from the staged chunk (NCDHW x needs no transpose) and splitting them into
@@ -91,44 +94,35 @@ struct PwCfg {
   static_assert(PA * RS == BM && PB * RS == BN, "stage split");
   static constexpr int kTables = pw_tables_bytes(BN);  // one set of row and column tables
   // CTAs per SM the registers must allow: BN 64 (32 accumulators per thread) fits in 64
-  // registers, so four (short K loops are latency-bound: more CTAs overlap more loads); BN 128
-  // (64 accumulators) two; BN 256 holds 128. 3xTF32 holds two sets and two chunks of A
-  // fragments (big and small): one CTA per SM.
-  static constexpr int kMinBlocks = X3 ? 1 : BN <= 64 ? 4 : BN <= 128 ? 2 : 1;
+  // registers, so four (short K loops are latency-bound: more CTAs overlap more loads), three
+  // for TF32, whose chunk of A fragments (16 registers, read by the wgmmas until they retire)
+  // spilled 60-76 bytes at 64; BN 128 (64 accumulators) two; BN 256 holds 128. 3xTF32 holds
+  // two sets and two chunks of A fragments (big and small): one CTA per SM.
+  static constexpr int kMinBlocks =
+      X3 ? 1 : BN <= 64 ? (sizeof(T) == 4 ? 3 : 4) : BN <= 128 ? 2 : 1;
 };
 
-// TF32 operand staged as [32 K rows][ROWS] fp32 (a 128-byte K chunk of ROWS positions or
-// columns) -> K-major [ROWS][128 B] in the 128-byte swizzle, rounded to TF32 (the tensor core
-// would truncate; the weight repack rounds the same way). Chunk (row r, 16-byte chunk c) = K
-// rows 4 c .. 4 c + 3 of r: consecutive threads read consecutive rows and write 8 distinct
-// swizzled slots per quarter warp. SPLIT (3xTF32, B read from w): the big parts, and the small
-// ones ROWS x 128 bytes on (split_tf32, as A and the repacked B are split: small keeps its low
-// bits for the tensor core to drop; masked, as tf32_split4 does, it cost 4 more instructions an
-// element).
-template <int ROWS, int NT, bool SPLIT = false>
-__device__ __forceinline__ void pw_transpose_tf32(const float* stg, unsigned char* dst) {
+// 3xTF32 B read from w: w's rows of a chunk staged as [32 K rows][ROWS] fp32 -> K-major
+// [ROWS][128 B] in the 128-byte swizzle, the big parts, and the small ones ROWS x 128 bytes on
+// (split_tf32, as A and the repacked B are split: small keeps its low bits for the tensor core
+// to drop; masked, as tf32_split4 does, it cost 4 more instructions an element). Chunk (row r,
+// 16-byte chunk c) = K rows 4 c .. 4 c + 3 of r: consecutive threads read consecutive rows and
+// write 8 distinct swizzled slots per quarter warp.
+template <int ROWS, int NT>
+__device__ __forceinline__ void pw_transpose_split_tf32(const float* stg, unsigned char* dst) {
   constexpr int kPl = kPwBkBytes / kChunkBytes;
   static_assert((ROWS * kPl) % NT == 0, "pw: whole transpose passes");
 #pragma unroll
   for (int j = 0; j < (ROWS * kPl) / NT; ++j) {
     const int q = int(threadIdx.x) + NT * j, r = q % ROWS, c = q / ROWS;
     unsigned char* d = dst + r * kPwBkBytes + ((c ^ (r % 8)) * kChunkBytes);
-    if constexpr (SPLIT) {
-      uint4 big, small;
-      split_tf32(__float_as_uint(stg[(4 * c + 0) * ROWS + r]), big.x, small.x);
-      split_tf32(__float_as_uint(stg[(4 * c + 1) * ROWS + r]), big.y, small.y);
-      split_tf32(__float_as_uint(stg[(4 * c + 2) * ROWS + r]), big.z, small.z);
-      split_tf32(__float_as_uint(stg[(4 * c + 3) * ROWS + r]), big.w, small.w);
-      *reinterpret_cast<uint4*>(d) = big;
-      *reinterpret_cast<uint4*>(d + ROWS * kPwBkBytes) = small;
-    } else {
-      uint4 v;
-      v.x = tf32_rna(stg[(4 * c + 0) * ROWS + r]);
-      v.y = tf32_rna(stg[(4 * c + 1) * ROWS + r]);
-      v.z = tf32_rna(stg[(4 * c + 2) * ROWS + r]);
-      v.w = tf32_rna(stg[(4 * c + 3) * ROWS + r]);
-      *reinterpret_cast<uint4*>(d) = v;
-    }
+    uint4 big, small;
+    split_tf32(__float_as_uint(stg[(4 * c + 0) * ROWS + r]), big.x, small.x);
+    split_tf32(__float_as_uint(stg[(4 * c + 1) * ROWS + r]), big.y, small.y);
+    split_tf32(__float_as_uint(stg[(4 * c + 2) * ROWS + r]), big.z, small.z);
+    split_tf32(__float_as_uint(stg[(4 * c + 3) * ROWS + r]), big.w, small.w);
+    *reinterpret_cast<uint4*>(d) = big;
+    *reinterpret_cast<uint4*>(d + ROWS * kPwBkBytes) = small;
   }
 }
 
@@ -178,18 +172,17 @@ struct alignas(16) PwQuad {
 
 // XMN (a.x_mn): x's positions are contiguous per channel (NCDHW), so A arrives as 16-byte runs
 // of positions. 16-bit: stored M-major ([warpgroup][K row][64 positions], 128-byte swizzle)
-// and read transposed by the wgmma. TF32 (whose wgmma reads K-major operands only): staged
-// as [K row][BM positions], then transposed (and rounded) into a K-major buffer (3xTF32: read
-// from the staging rows into registers, load_a). Its columns run (co, td, th, tw), so the k_w
+// and read transposed by the wgmma. fp32 (whose wgmma reads only K-major operands from shared
+// memory): staged as [K row][BM positions] and read from there into registers (load_a). Its
+// columns run (co, td, th, tw), so the k_w
 // adjacent NCDHW outputs of a (row, co, td, th) are adjacent columns, and a contiguous w
 // holds each K row's columns in that order.
 // WD (a.w_direct): w itself is B, N-major: K row ci of group g starts at w + (g cin_g + ci) ws0
 // and holds the ncols columns contiguously, in the kernel's column order (host: channels_last
 // w without XMN, contiguous w with it); the weight repack (a launch and a buffer per call) is
 // skipped. 16-bit: stored [BN / 64 column blocks][BK K rows][128 B] in the 128-byte swizzle
-// and read transposed by the wgmma. TF32 (K-major operands only, BT; with XMN only: its K loop
-// already has the barrier the transpose needs): staged as [K row][BN] and transposed (and
-// rounded, as the repack would) into one K-major buffer, like XT's A.
+// and read transposed by the wgmma. 3xTF32 (BT; its wgmma reads K-major B only): staged as
+// [K row][BN] and transposed as it is split. TF32 never reads w directly (host, w_direct_ok).
 // a if FIRST, else b (operands of different types: the branch not taken is discarded).
 template <bool FIRST, class A, class B>
 __device__ __forceinline__ auto& pick_ref(A& a, B& b) {
@@ -210,18 +203,22 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
 #else
   using C = PwCfg<MODE, BN, LEAN, H16>;
   using T = typename C::T;
-  constexpr bool XT = XMN && sizeof(T) == 4;  // A transposed in shared memory (TF32)
-  constexpr bool BT = WD && sizeof(T) == 4;   // B transposed in shared memory (TF32)
-  // Where a stage's B copies land: 3xTF32 with BT stages w's rows after B's two K-major
-  // copies (in the stage, which the epilogue tile makes large enough: pw_stage_bytes), and
-  // its split transposes them there; TF32's BT has one K-major buffer after the stages.
-  constexpr bool kBtX3 = BT && C::X3;
-  constexpr int kBLoad = kBtX3 ? C::kStageA + C::kSplit * C::kStageB : C::kStageA;
-  // 3xTF32 with XT: staged K row k's 16-byte chunk pc sits at chunk pc ^ 2 (k % 4) (positions
-  // m at m ^ 8 (k % 4)), so a warp's A fragment reads (8 positions x 4 K rows) hit 32 banks.
+  // A 32-bit A goes to the wgmma from registers (RA: TF32 rounds it there, 3xTF32 and fp16
+  // products split it), read from the staged chunk: K-major [BM][128 B], or with NCDHW x (XT)
+  // as staged, [K row][BM] (TF32's wgmma reads only K-major operands from shared memory).
+  constexpr bool RA = sizeof(T) == 4;
+  constexpr bool XT = XMN && RA;             // A staged [K row][BM]
+  static_assert(!WD || !RA || C::X3, "pw: TF32 reads the repacked B only");
+  constexpr bool BT = WD && C::X3;  // B from w, transposed in shared memory as it is split
+  // Where a stage's B copies land: BT stages w's rows after B's two K-major copies (in the
+  // stage, which the epilogue tile makes large enough: pw_stage_bytes), and its split
+  // transposes them there.
+  constexpr int kBLoad = BT ? C::kStageA + C::kSplit * C::kStageB : C::kStageA;
+  // XT: staged K row k's 16-byte chunk pc sits at chunk pc ^ 2 (k % 4) (positions m at
+  // m ^ 8 (k % 4)), so a warp's A fragment reads (8 positions x 4 K rows) hit 32 banks.
   // H16 reads K rows 2 t, 2 t + 1 (+ 8) in lane t of a quad: chunk pc ^ 2 ((k / 2) % 4).
   auto xt_sw = [](int k) { return H16 ? (k >> 1) & 3 : k & 3; };
-  auto xt_chunk = [&](int pc, int k) { return C::X3 ? pc ^ (xt_sw(k) << 1) : pc; };
+  auto xt_chunk = [&](int pc, int k) { return pc ^ (xt_sw(k) << 1); };
   constexpr int BM = C::BM, NT = C::NT, S = C::S, BK = C::BK, PL = C::PL;
 
   extern __shared__ __align__(128) unsigned char smem[];
@@ -234,15 +231,11 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   auto s_quad = [&](int b) { return reinterpret_cast<PwQuad*>(s_bias(b) + BN); };
   // Stages at the next 1024-byte boundary (the swizzle pattern's period), each A [BM][128 B]
   // then B [BN][128 B]; K chunks: without persistence only min(S, kchunks) stages are used and
-  // allocated (pw_smem_bytes), then (XT) the K-major A buffers (pw_ka_buffers).
+  // allocated (pw_smem_bytes).
   const uint32_t s0 = smem_addr(smem);
   unsigned char* stages = smem + (((s0 + 2 * C::kTables + 1023) & ~1023u) - s0);
   const uint32_t sa = smem_addr(stages);
   const int kchunks = (a.cin_g + BK - 1) / BK;
-  const int s_used = C::kPersist || kchunks >= S ? S : kchunks;
-  const uint32_t s_ka = sa + s_used * C::kStage;                   // XT: A [BM][128 B]
-  const uint32_t s_kb =  // BT: B [BN][128 B]
-      s_ka + (XT ? pw_ka_buffers(C::kSplit) * BM * kPwBkBytes : 0);
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int ncols = a.k[0] * a.k[1] * a.k[2] * a.cout_g;  // N of the GEMM
@@ -522,24 +515,19 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     h16_e = ex + ew;
   }
 
-  // Descriptors: A of this warpgroup (its 64 rows), B; 8-row groups 1024 bytes apart, a K
-  // step (32 bytes) 32 bytes on in the row. M-major A: the warpgroup's block of BK K rows of
-  // 128 bytes (its 64 positions, one swizzle atom wide), 8-K-row groups 1024 bytes apart, a K
-  // step (16 rows) 2048 bytes on.
+  // Descriptors: A of this warpgroup (its 64 rows; 16-bit only, RA's A is in registers), B;
+  // 8-row groups 1024 bytes apart, a K step (32 bytes) 32 bytes on in the row. M-major A: the
+  // warpgroup's block of BK K rows of 128 bytes (its 64 positions, one swizzle atom wide),
+  // 8-K-row groups 1024 bytes apart, a K step (16 rows) 2048 bytes on.
   const int wg = __shfl_sync(0xffffffffu, warp / 4, 0);  // uniform: descriptors stay in UR
-  const uint64_t da0 = wgmma_desc_sw128(
-      (XT ? s_ka : sa) + wg * (XMN && !XT ? BK : 64) * kPwBkBytes, 8 * kPwBkBytes);
-  constexpr int kAStep = XMN && !XT ? 16 * kPwBkBytes : 32;
-  constexpr int kAStage = XT ? 0 : C::kStage;  // XT (TF32): one K-major buffer
+  const uint64_t da0 = wgmma_desc_sw128(sa + wg * (XMN ? BK : 64) * kPwBkBytes, 8 * kPwBkBytes);
+  constexpr int kAStep = XMN ? 16 * kPwBkBytes : 32;
   // N-major B (16-bit WD): BK K rows per 64-column block, so the next block is BK rows on.
-  // BT: the K-major buffer.
   constexpr bool kBmn = WD && !BT;
   const uint64_t db0 = kBmn ? wgmma_desc_sw128_mn(sa + C::kStageA, BK * kPwBkBytes, 8 * kPwBkBytes)
-                            : wgmma_desc_sw128(BT && !kBtX3 ? s_kb : sa + C::kStageA,
-                                               8 * kPwBkBytes);
+                            : wgmma_desc_sw128(sa + C::kStageA, 8 * kPwBkBytes);
   // (H16: a K step's big halves; its small halves are 32 bytes on)
   constexpr int kBStep = kBmn ? 16 * kPwBkBytes : H16 ? 64 : 32;
-  constexpr int kBStage = BT && !kBtX3 ? 0 : C::kStage;  // TF32 BT: one K-major buffer
   // 3xTF32: this thread's A fragment rows (m16n8k8's a0..a3: rows g, g + 8 of its warp's 16,
   // K columns t, t + 4 of each 8-wide K step; g = lane / 4, t = lane % 4).
   const int am0 = wg * 64 + (warp % 4) * 16 + lane / 4, ak0 = lane % 4;
@@ -554,35 +542,21 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   sources(tile, 0);
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) issue(s, s, true);
-  // Chunk kt's operands made ready for the wgmmas once its copies have landed: XT and BT
-  // transpose the staged operands into their K-major buffers, 3xTF32 splits B (chunk kt + 1's
-  // while chunk kt's wgmmas run), TF32 rounds A.
+  // Chunk kt's B made ready for the wgmmas once its copies have landed: 3xTF32 splits it
+  // (chunk kt + 1's while chunk kt's wgmmas run); TF32's repacked B is ready as it lands.
+  // (A is rounded or split in registers: load_a.)
   auto prepare = [&](int kt) {
     const int st = (u + kt) % S;
-    if constexpr ((XT || BT) && !C::X3) {
-      // Every thread's copies of chunk kt are visible after the barrier; transpose the
-      // staged operands into their K-major buffers, rounded to TF32.
-      __syncthreads();
-      if constexpr (XT) {
-        pw_transpose_tf32<BM, NT>(reinterpret_cast<const float*>(stages + st * C::kStage),
-                                  stages + (s_ka - sa));
-      }
-      if constexpr (BT) {
-        pw_transpose_tf32<BN, NT>(
-            reinterpret_cast<const float*>(stages + st * C::kStage + C::kStageA),
-            stages + (s_kb - sa));
-      }
-    }
-    if constexpr (kBtX3 && H16) {
+    if constexpr (BT && H16) {
       // w's rows of chunk kt, transposed and split into B's fp16 halves (the caller's warp
       // barrier made the warp's copies, all it reads here, visible).
       pw_split_h16_cols<BN, NT>(reinterpret_cast<const float*>(stages + st * C::kStage + kBLoad),
                                 stages + st * C::kStage + C::kStageA, h16_sw, warp, lane);
-    } else if constexpr (kBtX3) {
+    } else if constexpr (BT) {
       // w's rows of chunk kt, transposed and split into B's two K-major copies (the caller's
       // warp barrier made the warp's copies, all it reads here, visible). A is split in
       // registers (load_a).
-      pw_transpose_tf32<BN, NT, true>(
+      pw_transpose_split_tf32<BN, NT>(
           reinterpret_cast<const float*>(stages + st * C::kStage + kBLoad),
           stages + st * C::kStage + C::kStageA);
     } else if constexpr (H16) {
@@ -601,19 +575,12 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
       for (int j = 0; j < C::PB; ++j) {
         split_row(C::kStageA + (r_base + C::RS * j) * kPwBkBytes + swz);
       }
-    } else if constexpr (sizeof(T) == 4 && !XT) {
-      // Round this thread's own A chunks to TF32 (the tensor core would truncate them).
-#pragma unroll
-      for (int j = 0; j < C::PA; ++j) {
-        uint4* q = reinterpret_cast<uint4*>(stages + st * C::kStage +
-                                            (r_base + C::RS * j) * kPwBkBytes + swz);
-        *q = tf32_round4(*q);
-      }
     }
   };
-  // 3xTF32: chunk kt's A fragments of this thread, read from the staged chunk and split in
-  // registers (big, small per K step). XT: staged [K row][BM] (xt_chunk's swizzle); else
-  // K-major [BM][128 B] in the 128-byte swizzle.
+  // RA: chunk kt's A fragments of this thread (m16n8k8's a0..a3 per K step), read from the
+  // staged chunk and rounded to TF32 in registers (TF32: the tensor core would truncate them;
+  // only `big` is written), or split into big and small parts (3xTF32). XT: staged [K row][BM]
+  // (xt_chunk's swizzle); else K-major [BM][128 B] in the 128-byte swizzle.
   // H16: m16n8k16's fragment (a0 .. a3: rows g, g + 8 of K columns 2 t, 2 t + 1, then of
   // 2 t + 8, 2 t + 9), each register two fp16 halves of x times h16_sx.
   using AFrags = uint32_t[C::KS][4];
@@ -633,8 +600,10 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
           const int k = 16 * ks + 2 * ak0 + 8 * (i >> 1);
           split_h16_2(__uint_as_float(elem(m, k)), __uint_as_float(elem(m, k + 1)), h16_sx,
                       big[ks][i], small[ks][i]);
-        } else {
+        } else if constexpr (C::X3) {
           split_tf32(elem(m, 8 * ks + ak0 + 4 * (i >> 1)), big[ks][i], small[ks][i]);
+        } else {
+          big[ks][i] = tf32_rna(__uint_as_float(elem(m, 8 * ks + ak0 + 4 * (i >> 1))));
         }
       }
     }
@@ -646,7 +615,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < C::KS; ++ks) {
-      const uint64_t db = db0 + uint64_t((st * kBStage + ks * kBStep) >> 4);
+      const uint64_t db = db0 + uint64_t((st * C::kStage + ks * kBStep) >> 4);
       if constexpr (H16) {
         // big x big restarts part; the small products chain in acc_s (+2: 32 bytes on)
         wgmma_rs_f16_scaled<BN>(part[0], big[ks], db, ks != 0 || kt % C::kFold != 0);
@@ -656,9 +625,11 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
         wgmma_rs_scaled<BN>(part[0], small[ks], db, ks != 0 || kt % C::kFold != 0);
         wgmma_rs_scaled<BN>(part[0], big[ks], db + uint64_t(C::kSmallB >> 4), 1);
         wgmma_rs_scaled<BN>(part[0], big[ks], db, 1);
+      } else if constexpr (RA) {  // TF32
+        wgmma_rs_scaled<BN>(acc[0], big[ks], db, 1);
       } else {
-        const uint64_t da = da0 + uint64_t((st * kAStage + ks * kAStep) >> 4);
-        wgmma_ss<MODE, BN, XMN && !XT ? 1 : 0, kBmn ? 1 : 0>(acc[0], da, db);
+        const uint64_t da = da0 + uint64_t((st * C::kStage + ks * kAStep) >> 4);
+        wgmma_ss<MODE, BN, XMN ? 1 : 0, kBmn ? 1 : 0>(acc[0], da, db);
       }
     }
     wgmma_commit();
@@ -717,14 +688,15 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
         if (kt + 1 < kchunks) step(kt + 1, a_big[1], a_small[1], a_big[0], a_small[0]);
       }
     } else {
-      const AFrags no_a = {};
+      AFrags a_frag = {};  // TF32 (RA): chunk kt's A, rounded; 16-bit: A by descriptor
       for (int kt = 0; kt < kchunks; ++kt) {
         cp_async_wait<S - 2>();  // chunk kt landed (this thread's copies)
         prepare(kt);
         fence_proxy_async();  // cp.async and stores (generic proxy) -> wgmma reads (async proxy)
         __syncthreads();  // also: every warpgroup retired chunk kt - 1, whose stage refills now
         issue_ahead(kt + S - 1);  // the chunk S - 1 ahead
-        mma_chunk(kt, no_a, no_a);  // (A by descriptor)
+        if constexpr (RA) load_a(kt, a_frag, a_frag);
+        mma_chunk(kt, a_frag, a_frag);
         wgmma_wait<0>();
       }
     }
@@ -895,15 +867,11 @@ cudaError_t launch_pw_stages(const FwdArgs& a, cudaStream_t stream) {
     if constexpr (kElem == 2 || C::X3) {  // (3xTF32 transposes B as it splits it)
       kernel = a.x_mn ? pw_fwd_kernel<MODE, BN, true, true, LEAN, H16, SHORT>
                       : pw_fwd_kernel<MODE, BN, false, true, LEAN, H16, SHORT>;
-    } else if (a.x_mn) {
-      kernel = pw_fwd_kernel<MODE, BN, true, true, LEAN>;
     } else {
-      return cudaErrorInvalidValue;  // TF32 with channels_last x keeps the repack (host)
+      return cudaErrorInvalidValue;  // TF32 reads the repacked B (host: w_direct_ok)
     }
   }
-  if (a.smem_bytes <= 0 ||
-      a.smem_bytes > pw_smem_bytes(BN, C::S, a.x_mn != 0, kElem, a.w_direct && kElem == 4,
-                                   C::kSplit, H16)) {
+  if (a.smem_bytes <= 0 || a.smem_bytes > pw_smem_bytes(BN, C::S, kElem, C::kSplit, H16)) {
     return cudaErrorInvalidValue;
   }
   cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);

@@ -369,9 +369,6 @@ constexpr int pw_stages(int elem_bytes, int split, bool lean = false, bool h16 =
          : lean                             ? kPwStagesLean
                                             : kPwStages;
 }
-// K-major A buffers with NCDHW x (TF32's transposed A). 3xTF32 reads its A fragments from
-// the staged chunk into registers: none (so do fp16 products).
-constexpr int pw_ka_buffers(int split, bool h16 = false) { return split == 2 || h16 ? 0 : 1; }
 // 3xTF32 holds two accumulator sets of BN / 2 registers per thread and two chunks of A
 // fragments: BN <= kPwX3MaxBn.
 constexpr int kPwX3MaxBn = 128;
@@ -418,14 +415,12 @@ constexpr int pw_tables_bytes(int bn) { return 32 * kPwBm + 16 * bn + 4 * kPwBm;
 // included) the stages. Without persistence the epilogue tile reuses every stage, and a layer
 // whose K is fewer 128-byte chunks than kPwStages only touches that many stages (the loader
 // issues none past K), so the host asks for `stages` = min(kPwStages, chunks): more CTAs per SM
-// fit. TF32 with NCDHW x (`transposed`) adds a K-major A buffer after the stages (3xTF32:
-// none, pw_ka_buffers), TF32 with B read from w (`b_transposed`) one K-major B buffer after
-// that (3xTF32 and h16: their K-major copies are in each stage, pw_stage_bytes).
-constexpr int pw_smem_bytes(int bn, int stages, bool transposed, int elem_bytes,
-                            bool b_transposed = false, int split = 1, bool h16 = false) {
-  const int main = stages * pw_stage_bytes(bn, elem_bytes, split, h16) +
-                   (transposed ? pw_ka_buffers(split, h16) * kPwBm * kPwBkBytes : 0) +
-                   (b_transposed && split == 1 && !h16 ? bn * kPwBkBytes : 0);
+// fit. A 32-bit A always goes to the wgmma from registers (TF32 rounds it there, 3xTF32 and
+// fp16 products split it), so NCDHW x needs no K-major A buffer; TF32 reads the repacked B
+// (K-major as it lands), and 3xTF32's and h16's B from w is transposed into each stage's
+// copies (pw_stage_bytes).
+constexpr int pw_smem_bytes(int bn, int stages, int elem_bytes, int split = 1, bool h16 = false) {
+  const int main = stages * pw_stage_bytes(bn, elem_bytes, split, h16);
   const int tile = pw_tile_bytes(bn, elem_bytes);
   return 2 * pw_tables_bytes(bn) + 1024 + (main > tile ? main : tile);
 }

@@ -212,13 +212,14 @@ __device__ __forceinline__ void wgmma_ss_f16_scaled(float (&acc)[N / 8][4], uint
 }
 
 // TF32 wgmma with A from registers (this warp's m16n8k8 A fragment of the 64 rows) and a
-// run-time scale-d (3xTF32 pw: A is split in registers).
+// run-time scale-d (the pw kernel: A is rounded or split in registers).
 template <int N>
 __device__ __forceinline__ void wgmma_rs_scaled(float (&acc)[N / 8][4], const uint32_t (&a)[4],
                                                 uint64_t desc_b, int accumulate) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if constexpr (N == 64) wgmma_tf32_n64_sd(acc, a, desc_b, accumulate);
   if constexpr (N == 128) wgmma_tf32_n128_sd(acc, a, desc_b, accumulate);
+  if constexpr (N == 256) wgmma_tf32_n256_sd(acc, a, desc_b, accumulate);
 #else
   __trap();
 #endif

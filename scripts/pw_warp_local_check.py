@@ -52,7 +52,7 @@ def b_copies(warp, bn):
 
 
 def b_reads(warp, bn):
-    """pw_transpose_tf32<BN, NT>: q = tid + NT j, column r = q % BN, K rows 4 (q / BN) + i."""
+    """pw_transpose_split_tf32<BN, NT>: q = tid + NT j, column r = q % BN, K rows 4 (q / BN) + i."""
     reads = set()
     for lane in range(32):
         for j in range(bn * PL // NT):

@@ -349,7 +349,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   // 3xTF32: each warp copies what it reads before the K loop's CTA barrier, so a warp barrier
   // does there. A: the 16 rows (positions) of its fragments (load_a), every K row of them;
   // B from w (BT): the 32 columns x 16 K rows its share of the transpose reads
-  // (pw_transpose_tf32: warp w, columns 32 (w % (BN / 32)), K rows 4 (w / (BN / 32)) + kWStep
+  // (pw_transpose_split_tf32: warp w, columns 32 (w % (BN / 32)), K rows 4 (w / (BN / 32)) + kWStep
   // j ..). XMN's K rows per 8-lane phase differ by 2 (f below), so the phase's 16-byte writes
   // hit both halves of xt_chunk's swizzle: no conflicts. The repacked B (split in place by the
   // thread that copied it) keeps the rows below.

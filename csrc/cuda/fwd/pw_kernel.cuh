@@ -349,10 +349,10 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   // 3xTF32: each warp copies what it reads before the K loop's CTA barrier, so a warp barrier
   // does there. A: the 16 rows (positions) of its fragments (load_a), every K row of them;
   // B from w (BT): the 32 columns x 16 K rows its share of the transpose reads
-  // (pw_transpose_split_tf32: warp w, columns 32 (w % (BN / 32)), K rows 4 (w / (BN / 32)) + kWStep
-  // j ..). XMN's K rows per 8-lane phase differ by 2 (f below), so the phase's 16-byte writes
-  // hit both halves of xt_chunk's swizzle: no conflicts. The repacked B (split in place by the
-  // thread that copied it) keeps the rows below.
+  // (pw_transpose_split_tf32: warp w, columns 32 (w % (BN / 32)), K rows 4 (w / (BN / 32)) +
+  // kWStep j ..). XMN's K rows per 8-lane phase differ by 2 (f below), so the phase's 16-byte
+  // writes hit both halves of xt_chunk's swizzle: no conflicts. The repacked B (split in place
+  // by the thread that copied it) keeps the rows below.
   // H16: rows 4 apart per 8-lane phase (f: 0 4 1 5 2 6 3 7), whose xt_chunk swizzles differ
   // by 4 chunks; its B from w: a warp copies whole 8-row groups of K (pw_split_h16_cols: groups
   // warp / (BN / 32) + G i, rows wd_koff(j) apart).
@@ -528,7 +528,7 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
                             : wgmma_desc_sw128(sa + C::kStageA, 8 * kPwBkBytes);
   // (H16: a K step's big halves; its small halves are 32 bytes on)
   constexpr int kBStep = kBmn ? 16 * kPwBkBytes : H16 ? 64 : 32;
-  // 3xTF32: this thread's A fragment rows (m16n8k8's a0..a3: rows g, g + 8 of its warp's 16,
+  // RA: this thread's A fragment rows (m16n8k8's a0..a3: rows g, g + 8 of its warp's 16,
   // K columns t, t + 4 of each 8-wide K step; g = lane / 4, t = lane % 4).
   const int am0 = wg * 64 + (warp % 4) * 16 + lane / 4, ak0 = lane % 4;
 

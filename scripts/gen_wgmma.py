@@ -70,65 +70,33 @@ def wrapper_ss(name, n):
 """
 
 
-def wrapper_scaled(n, a_regs):
-    """TF32 with a run-time scale-d: 0 writes D = A x B without reading D (3xTF32 restarts a
-    partial sum so, instead of zeroing its registers). B by descriptor; A by descriptor
-    (wgmma_ss_tf32_n<N>_sd) or, `a_regs`, from registers (wgmma_tf32_n<N>_sd: mma.sync's m16n8k8
-    A fragment per warp; 3xTF32 pw splits A there)."""
+def wrapper_scaled(n, a_regs, name="Tf32"):
+    """TF32 or fp16 with a run-time scale-d: 0 writes D = A x B without reading D (3xTF32 and
+    its fp16 products restart a partial sum so, instead of zeroing its registers). B K-major by
+    descriptor; A by descriptor (wgmma_ss_<type>_n<N>_sd) or, `a_regs`, from registers
+    (wgmma_<type>_n<N>_sd: mma.sync's m16 A fragment per warp; the pw kernel rounds or splits A
+    there)."""
+    k, ty, tail = TYPES[name]
     nacc, dregs, outs = acc_operands(n)
     if a_regs:
-        name, a_param, indent = "wgmma_tf32", "const uint32_t (&a)[4]", 50
+        fn, a_param, indent = f"wgmma_{ty}", "const uint32_t (&a)[4]", 46 + len(ty)
         a_op = "{" + ", ".join(f"%{nacc + i}" for i in range(4)) + "}"
         ins = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b)'
         b = nacc + 4
     else:
-        name, a_param, indent = "wgmma_ss_tf32", "uint64_t desc_a", 53
+        fn, a_param, indent = f"wgmma_ss_{ty}", "uint64_t desc_a", 49 + len(ty)
         a_op, ins, b = f"%{nacc}", '"l"(desc_a), "l"(desc_b)', nacc + 1
+        if name != "Tf32":
+            tail += ", 0"  # (then imm-trans-a 0 and imm-trans-b 0: both K-major)
     return f"""
-__device__ __forceinline__ void {name}_n{n}_sd(float (&d)[{n // 8}][4], {a_param},
+__device__ __forceinline__ void {fn}_n{n}_sd(float (&d)[{n // 8}][4], {a_param},
 {" " * indent}uint64_t desc_b, int scale_d) {{
   asm volatile(
       "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{b + 1}, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 "
-      "{{{dregs}}}, {a_op}, %{b}, p, 1, 1;\\n}}\\n"
+      "wgmma.mma_async.sync.aligned.m64n{n}{k}.f32.{ty}.{ty} "
+      "{{{dregs}}}, {a_op}, %{b}, p, {tail};\\n}}\\n"
       : {outs}
       : {ins}, "r"(scale_d));
-}}
-"""
-
-
-def wrapper_ss_f16_scaled(n):
-    """fp16, both operands K-major by descriptor, with a run-time scale-d (wgmma_ss_f16_n<N>_sd:
-    the transposed kernel's strict fp32 as fp16 products restarts its partial sum so)."""
-    nacc, dregs, outs = acc_operands(n)
-    return f"""
-__device__ __forceinline__ void wgmma_ss_f16_n{n}_sd(float (&d)[{n // 8}][4], uint64_t desc_a,
-                                                    uint64_t desc_b, int scale_d) {{
-  asm volatile(
-      "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nacc + 2}, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 "
-      "{{{dregs}}}, %{nacc}, %{nacc + 1}, p, 1, 1, 0, 0;\\n}}\\n"
-      : {outs}
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}}
-"""
-
-
-def wrapper_rs_f16_scaled(n):
-    """fp16, A from registers (mma.sync's m16n8k16 A fragment per warp), B K-major by descriptor,
-    with a run-time scale-d (wgmma_f16_n<N>_sd: the pw kernel's strict fp32 as fp16 products
-    splits A in registers and restarts its partial sum so)."""
-    nacc, dregs, outs = acc_operands(n)
-    a_op = "{" + ", ".join(f"%{nacc + i}" for i in range(4)) + "}"
-    return f"""
-__device__ __forceinline__ void wgmma_f16_n{n}_sd(float (&d)[{n // 8}][4], const uint32_t (&a)[4],
-                                                 uint64_t desc_b, int scale_d) {{
-  asm volatile(
-      "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nacc + 5}, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 "
-      "{{{dregs}}}, {a_op}, %{nacc + 4}, p, 1, 1, 0;\\n}}\\n"
-      : {outs}
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
 }}
 """
 
@@ -162,9 +130,9 @@ def main():
     for n in sorted(set(kPwX3N) | set(kPwRaN)):
         out.append(wrapper_scaled(n, True).rstrip("\n"))
     for n in kH16N:
-        out.append(wrapper_ss_f16_scaled(n).rstrip("\n"))
+        out.append(wrapper_scaled(n, False, "F16").rstrip("\n"))
     for n in kPwH16N:
-        out.append(wrapper_rs_f16_scaled(n).rstrip("\n"))
+        out.append(wrapper_scaled(n, True, "F16").rstrip("\n"))
     out += ["", "#endif  // __CUDA_ARCH_FEAT_SM90_ALL", "", "}  // namespace fwd",
             "}  // namespace convt3d", ""]
     path = pathlib.Path(__file__).resolve().parents[1] / "csrc/cuda/fwd/wgmma_ops.cuh"

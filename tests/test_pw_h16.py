@@ -11,6 +11,7 @@ import torch
 
 from dispatch_mirror import expected_path
 from test_fast_forward import allow_tf32, assert_bitwise_repeatable, check, make, reference
+from test_twg_forward import twg_available as wgmma_device  # sm_90a kernels run here
 from test_twg_h16 import SCALES, STRICT, h16_any_scale, h16_non_finite, h16_wide_range, strict_call
 
 pytestmark = pytest.mark.cuda
@@ -32,13 +33,12 @@ PW_H16_SPECS = [
     # K of one chunk (Cin 32): three stages would run past the next tile; TF32 operands
     (1, 32, 40, (3, 4, 8), (2, 2, 2), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), 1, True),
 ]
-
+LAYOUTS = ["ncdhw", "cl"]
 
 
 def two_chunks(spec):
     """fp16 products need K (Cin/g) of two 32-channel chunks or more (three stages)."""
     return spec[1] // spec[9] > 32
-LAYOUTS = ["ncdhw", "cl"]
 
 
 def h16_expected(x, spec):
@@ -73,7 +73,7 @@ def test_pw_h16_matches_reference_and_tf32_operands(case, layout, wd, monkeypatc
         errs[h16] = check(ys[h16], want, 1e-6)
         mirror, fp16 = h16_expected(x, spec)
         assert path == mirror, (path, mirror)
-        if torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0):
+        if wgmma_device():
             assert path.startswith("pw_3xtf32_"), path
             assert fp16 == (h16 == "1" and two_chunks(spec)), path
     assert errs["1"] <= 4 * errs["0"] + 1e-9, errs  # the same 22-bit split
@@ -93,7 +93,7 @@ def test_pw_h16_rule(layout, monkeypatch):
         path, y = strict_call(x, w, b, spec)
         mirror, fp16 = h16_expected(x, spec)
         assert path == mirror, (path, mirror)
-        if torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0):
+        if wgmma_device():
             assert fp16 == (math.prod(spec[4]) * (spec[2] // spec[9]) >= 512), path
         check(y, reference(spec, ref), 1e-6)
 
@@ -109,7 +109,7 @@ def test_pw_h16_bn(bn, layout, monkeypatch):
         path, y = strict_call(x, w, b, spec)
         mirror, fp16 = h16_expected(x, spec)
         assert path == mirror, (path, mirror)
-        if torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0):
+        if wgmma_device():
             assert path.startswith(f"pw_3xtf32_bn{bn}_"), path
             assert fp16 == (bn == 64 or spec[1] <= 256), path
         check(y, reference(spec, ref), 1e-6)

@@ -11,6 +11,7 @@ import inductor_convt3d as ic
 from dispatch_mirror import twg_h16, twg_run
 from test_fast_forward import (allow_tf32, assert_bitwise_repeatable, check, geometry_args, make,
                                ops, reference, rel_err)
+from test_twg_forward import twg_available
 
 pytestmark = pytest.mark.cuda
 
@@ -33,10 +34,6 @@ H16_SPECS = [  # N, Cin, Cout, size, kernel, stride, padding, output_padding, di
     (1, 96, 64, (4, 5, 6), (7, 5, 3), (1, 1, 1), (3, 2, 1), (0, 0, 0), (1, 1, 1), 1, True),
 ]
 LAYOUTS = ["ncdhw", "cl", "cl_narrow8", "misaligned"]
-
-
-def twg_available():
-    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 
 def strict_call(x, w, b, spec):

@@ -1228,6 +1228,9 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   // As fp16 products: x's and w's largest |value| bits (h16_absmax), in 16 bytes past the packed
   // rows or (w read directly) their own.
   c10::DataPtr h16_own;
+  // Whether the last launch on the stream is one of our kernels: then the main kernel may
+  // start before it ends (a.pdl, fwd/pdl.cuh). A memset does not count.
+  bool own_last = false;
   auto find_h16_max = [&](void* at) {
     auto* m = static_cast<uint32_t*>(at);
     fwd::H16WeightView wv;
@@ -1238,6 +1241,7 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
     wv.dense = w.is_non_overlapping_and_dense();
     C10_CUDA_CHECK(fwd::h16_absmax(x.const_data_ptr(), x.numel(), w.const_data_ptr(), wv, m,
                                    stream));
+    own_last = true;
     a.h16_max = m;
     return m;
   };
@@ -1265,6 +1269,7 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
     wp = c10::cuda::CUDACachingAllocator::get()->allocate(w_bytes + (a.h16 ? 16 : 0));
     if (a.h16) r.h16_max = find_h16_max(static_cast<char*>(wp.get()) + w_bytes);
     C10_CUDA_CHECK(fwd::repack_weight(f.mode, w.const_data_ptr(), wp.get(), r, stream));
+    own_last = true;
     a.wp = wp.get();
   }
 
@@ -1276,7 +1281,9 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
     C10_CUDA_CHECK(fwd::fill_output(f.mode, a.y, a.bias, p.N * p.Cout,
                                     p.out[0] * p.out[1] * p.out[2], static_cast<int>(p.Cout),
                                     stream));
+    own_last = a.bias != nullptr;  // (a bias fill is a kernel, zeros a memset)
   }
+  a.pdl = own_last && f.sw.pdl != 0 ? 1 : 0;
   if (f.pw_bn > 0) {
     C10_CUDA_CHECK(fwd::pw_forward(f.mode, f.pw_bn, a, f.blocks, stream));
   } else if (f.twg_nr > 0) {

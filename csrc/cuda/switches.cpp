@@ -65,6 +65,7 @@ Switches read_switches() {
   s.prefill = read_int("CONVT3D_PREFILL", {0, 1}, -1);
   s.plan_cache = read_int("CONVT3D_PLAN_CACHE", {0}, 1);
   s.fused_pair = read_int("CONVT3D_FUSED_PAIR", {0, 1}, -1);
+  s.pdl = read_int("CONVT3D_PDL", {0}, 1);
   return s;
 }
 

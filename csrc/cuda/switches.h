@@ -38,12 +38,14 @@ struct Switches {
   int plan_cache = 1;   // CONVT3D_PLAN_CACHE=0: plan every call (timing, bisecting the cache)
   int fused_pair = -1;  // CONVT3D_FUSED_PAIR: 1 the fused kernel stores w-phase pairs wherever
                         // legal, 0 never; -1 the rule (plan_halo)
+  int pdl = 1;          // CONVT3D_PDL=0: pw and twg never launch before the repack (or the
+                        // prefill, the scale pass) has finished (fwd/pdl.cuh)
 
-  static constexpr int kCount = 23;
+  static constexpr int kCount = 24;
   std::array<int, kCount> values() const {
     return {halo,   wgmma,      box_stream, twg,        twg_slices, twg_tma, twg_stack, twg_wstack,
             pw,     pw_bn,      pw_wdirect, pw_persist, pw_lean,    dense,   prefill,   plan_cache,
-            fused_pair, dense_skip, twg_bqw, twg_long, twg_stage, twg_h16, pw_h16};
+            fused_pair, dense_skip, twg_bqw, twg_long, twg_stage, twg_h16, pw_h16, pdl};
   }
 };
 

@@ -9,6 +9,7 @@
 // 16-byte loads in flight.
 #include "dispatch.h"
 #include "h16_split.cuh"
+#include "pdl.cuh"
 
 namespace convt3d {
 namespace fwd {
@@ -56,6 +57,7 @@ __device__ uint32_t dense_absmax(const float* __restrict__ p, int64_t n, int64_t
 __global__ void __launch_bounds__(kAbsmaxThreads)
     h16_absmax_kernel(const float* __restrict__ x, int64_t nx, const float* __restrict__ w,
                       H16WeightView wv, uint32_t* m) {
+  pdl_trigger();  // the kernel after it may launch meanwhile (pdl.cuh)
   __shared__ uint32_t warp_best[kAbsmaxThreads / 32];
   uint32_t best = 0;
   const int64_t tid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;

@@ -158,6 +158,9 @@ struct FwdArgs {
   // |value| as fp32 bits (h16_absmax, before the repack).
   const uint32_t* h16_max = nullptr;
   int h16 = 0;
+  // Host only (the pw and twg launchers): 1 launches the kernel with programmatic stream
+  // serialisation, where the kernel just before it in the stream is our own (fwd/pdl.cuh).
+  int pdl = 0;
   alignas(64) unsigned char box_map[128] = {};
   alignas(64) unsigned char w_map[128] = {};
 };

@@ -52,6 +52,7 @@
 
 #include "h16_split.cuh"
 #include "launch.h"
+#include "pdl.cuh"
 #include "resident.h"
 #include "smem_attr.h"
 #include "tile_common.cuh"
@@ -506,14 +507,9 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   float acc_s[1][H16 ? BN / 8 : 1][4];
   // H16: x's scale (A is split in registers) and w's (B read from w is split in shared
   // memory; the repack applied it otherwise), from the largest |values| (h16_absmax).
+  // (read after pdl_wait, below: the scale pass may run just before this kernel)
   float h16_sx = 1.f, h16_sw = 1.f;
   int h16_e = 0;  // the products' exponent, undone in h16_finish
-  if constexpr (H16) {
-    const int ex = h16_exponent(a.h16_max[0]), ew = h16_exponent(a.h16_max[1]);
-    h16_sx = h16_pow2(ex);
-    h16_sw = h16_pow2(ew);
-    h16_e = ex + ew;
-  }
 
   // Descriptors: A of this warpgroup (its 64 rows; 16-bit only, RA's A is in registers), B;
   // 8-row groups 1024 bytes apart, a K step (32 bytes) 32 bytes on in the row. M-major A: the
@@ -538,6 +534,15 @@ __global__ void __launch_bounds__(PwCfg<MODE, BN>::NT, PwCfg<MODE, BN>::kMinBloc
   // tile then takes the stage just consumed (pw_stage_bytes leaves room for it).
   int tile = blockIdx.x, b = 0, u = 0;  // u: the stage of the tile's chunk 0
   build_tables(tile, 0);
+  // The kernel before this one (the repack, the scale pass) may still run (pdl.cuh): its
+  // outputs are read from here on.
+  pdl_wait();
+  if constexpr (H16) {
+    const int ex = h16_exponent(a.h16_max[0]), ew = h16_exponent(a.h16_max[1]);
+    h16_sx = h16_pow2(ex);
+    h16_sw = h16_pow2(ew);
+    h16_e = ex + ew;
+  }
   __syncthreads();
   sources(tile, 0);
 #pragma unroll
@@ -883,8 +888,9 @@ cudaError_t launch_pw_stages(const FwdArgs& a, cudaStream_t stream) {
     if (e != cudaSuccess) return e;
     grid = ctas < grid ? ctas : grid;
   }
-  kernel<<<static_cast<unsigned>(grid), C::NT, a.smem_bytes, stream>>>(a);
-  return cudaGetLastError();
+  e = launch_maybe_pdl(kernel, dim3(static_cast<unsigned>(grid)), dim3(C::NT), a.smem_bytes,
+                       stream, a.pdl != 0, a);
+  return e != cudaSuccess ? e : cudaGetLastError();
 }
 
 template <Mode MODE, int BN>

@@ -17,6 +17,7 @@
 #include "launch.h"
 #include "h16_split.cuh"
 #include "mma.cuh"
+#include "pdl.cuh"
 #include "tile_common.cuh"
 
 #include <limits>
@@ -34,6 +35,7 @@ __global__ void __launch_bounds__(kRepackThreads)
     repack_weight_kernel(const typename ModeTraits<MODE>::T* __restrict__ w,
                          typename ModeTraits<MODE>::T* __restrict__ wp, const RepackArgs r) {
   using T = typename ModeTraits<MODE>::T;
+  pdl_trigger();  // the main kernel may launch and build its tables meanwhile (pdl.cuh)
   __shared__ T tile[kRepackTile][kRepackTile + 1];  // [channel][row], padded: both walks
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   // Densified groups: w's own groups are cin_g / dense_g -> cout_g / dense_g channels.

@@ -52,6 +52,7 @@
 #include "fast_div.cuh"
 #include "h16_split.cuh"
 #include "launch.h"
+#include "pdl.cuh"
 #include "smem_attr.h"
 #include "tile_common.cuh"
 #include "tma.cuh"
@@ -590,6 +591,9 @@ __global__ void __launch_bounds__(TwgCfg<MODE, NR, KVEC, SL, LONG, H16>::NT,
   float acc_s[1][C::NX][4], part[1][C::NX][4];  // 3xTF32: small products; big of this stage
   zero_acc(acc_s);
   zero_acc(part);
+  // The kernel before this one (the repack, the prefill, the scale pass) may still run
+  // (pdl.cuh): the packed weight, a prefilled y and the scale bits are read from here on.
+  pdl_wait();
   __syncthreads();  // row and tap tables
 
   if (taps > 0) {
@@ -911,8 +915,9 @@ cudaError_t launch_twg_kernel(const FwdArgs& a, int64_t blocks, cudaStream_t str
   const cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
   if (e != cudaSuccess) return e;
   constexpr int kThreads = TwgCfg<MODE, NR, KVEC, SL>::NT;
-  kernel<<<static_cast<unsigned>(blocks), kThreads, a.smem_bytes, stream>>>(a);
-  return cudaGetLastError();
+  const cudaError_t l = launch_maybe_pdl(kernel, dim3(static_cast<unsigned>(blocks)),
+                                         dim3(kThreads), a.smem_bytes, stream, a.pdl != 0, a);
+  return l != cudaSuccess ? l : cudaGetLastError();
 }
 
 // a.stack > 1: a stacked kernel, of w taps where a.stack_w, else of depth planes (static

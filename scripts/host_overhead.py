@@ -4,11 +4,19 @@ the Python autograd kernel when nothing needs a gradient), through torch.ops (th
 dispatch, Python autograd kernel included), under torch.inference_mode, and for cuDNN, on one
 suite case.
 
-    python scripts/host_overhead.py 9 bf16 ndhwc [--parts] [--profile]
+    python scripts/host_overhead.py 9 bf16 ndhwc [--parts] [--profile] [--env CONVT3D_X=0 ...]
 
 --parts also times the drop-in's Python pieces one by one (guard, checks, argument lists).
 The host time is measured with the stream held busy by a long sleep kernel, so the calls only
-enqueue: it is pure CPU time (Python, dispatcher, planning, allocation, launches).
+enqueue: it is pure CPU time (Python, dispatcher, planning, allocation, launches). The GPU time
+per call is the other way round: the calls are all enqueued behind a sleep kernel, so the
+stream then runs them back to back with no host gap.
+
+Why both: in the bench's loop (per-call events, no sync between calls) a call whose host time
+H exceeds its GPU time G leaves the GPU idle before each start event, and its event then reads
+the host time from that event to its last launch plus the last kernel, not max(H, G). Near
+H = G the reading jumps by about that host time (suite case 9 TF32: 0.044 or 0.078 ms on the
+same kernels). --env NAME=VALUE (repeatable) times our call again with that switch set.
 """
 import argparse
 import os
@@ -45,12 +53,31 @@ def host_us(fn, iters=100, repeats=5):
     return best / iters * 1e6
 
 
+def gpu_us(fn, iters=50, repeats=3):
+    """GPU time per call: iters calls enqueued behind a sleep kernel, then run back to back
+    (events around them / iters), the least of `repeats`."""
+    best = float("inf")
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(int(2e9 // 1000 * 50))  # ~50 ms: longer than enqueueing the calls
+        s.record()
+        for _ in range(iters):
+            fn()
+        e.record()
+        torch.cuda.synchronize()
+        best = min(best, s.elapsed_time(e) / iters * 1e3)
+    return best
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case", type=int)
     ap.add_argument("precision", choices=sorted(DTYPES))
     ap.add_argument("layout", choices=["ncdhw", "ndhwc"])
     ap.add_argument("--profile", action="store_true", help="also print torch.profiler tables")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                    help="also time our call with this switch set (repeatable)")
     ap.add_argument("--parts", action="store_true",
                     help="also time the functional drop-in's pieces (Python above the op)")
     args = ap.parse_args()
@@ -104,10 +131,21 @@ def main():
     def alloc_only():  # what the op allocates: the output and the packed weight
         return torch.empty_like(y0), torch.empty(w.numel(), dtype=w.dtype, device=w.device)
 
-    print(f"case {c.id} {args.precision} {args.layout}: per call, event ms / host us")
+    print(f"case {c.id} {args.precision} {args.layout}: per call, event ms (the bench's) / "
+          f"host us / GPU us (back to back)")
     for name, fn in (("ours (functional)", ours), ("ours torch.ops", ours_op),
                      ("ours inference_mode", ours_inference), ("cuDNN", cudnn)):
-        print(f"  {name:22s} {event_ms(fn):8.4f} ms  {host_us(fn):7.1f} us")
+        print(f"  {name:22s} {event_ms(fn):8.4f} ms  {host_us(fn):7.1f} us  {gpu_us(fn):7.1f} us")
+    for env in args.env:  # our call again under each switch
+        k, _, v = env.partition("=")
+        old = os.environ.get(k)
+        os.environ[k] = v
+        print(f"  {'ours, ' + env:22s} {event_ms(ours):8.4f} ms  {host_us(ours):7.1f} us  "
+              f"{gpu_us(ours):7.1f} us")
+        if old is None:
+            os.environ.pop(k)
+        else:
+            os.environ[k] = old
     for name, fn in (("plan only", plan_only), ("plan only, no cache", plan_uncached),
                      ("checks only (CPU)", checks_only), ("allocations only", alloc_only)):
         if fn is plan_uncached:

@@ -80,7 +80,7 @@ bool accepts(const Spec& sp, long v) {
 // One pass over the environment for CONVT3D_* entries, rather than a getenv per switch: each
 // getenv walks the whole environment, so 24 of them cost a small layer's call 0.46 us with 35
 // variables, 1.86 us with 135 and 5.3 us with 30 more named CO* (getenv compares two bytes
-// first); this pass 0.07 / 0.13 / under 0.3 us (a loop of calls on the CPU-only development
+// first); this pass 0.07 / 0.13 / 0.13 us (a loop of calls on the CPU-only development
 // machine, 2026-11-28; the same fields as the getenv version on 1,500 random environments).
 // Like getenv, the first entry of a name counts.
 Switches read_switches() {

@@ -15,8 +15,9 @@ stream then runs them back to back with no host gap.
 Why both: in the bench's loop (per-call events, no sync between calls) a call whose host time
 H exceeds its GPU time G leaves the GPU idle before each start event, and its event then reads
 the host time from that event to its last launch plus the last kernel, not max(H, G). Near
-H = G the reading jumps by about that host time (suite case 9 TF32: 0.044 or 0.078 ms on the
-same kernels). --env NAME=VALUE (repeatable) times our call again with that switch set.
+H = G the reading jumps by about that host time (suite case 9 TF32 in runs BV and BW: 0.044
+or 0.077 ms on the same kernels). --env NAME=VALUE (repeatable) times our call again with that
+switch set.
 """
 import argparse
 import os

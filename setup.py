@@ -60,7 +60,7 @@ def make_extension():
     archs = os.environ.get("CONVT3D_CUDA_ARCHS") or os.environ.get("TORCH_CUDA_ARCH_LIST") or "9.0a"
     os.environ["TORCH_CUDA_ARCH_LIST"] = archs
     extra = pip_cuda_include_flags()
-    # The host picks wgmma kernels only when the binary has sm_90a code (forward_cuda.cpp).
+    # The host picks wgmma kernels only when the binary has sm_90a code (csrc/cuda/plan.cpp: use_wgmma_arch).
     defs = ["-DCONVT3D_SM90A"] if "9.0a" in archs.replace(";", " ").split() else []
     nvcc = ["-O3", "--expt-relaxed-constexpr", "-lineinfo"] + defs + [f"-Xcompiler={f}" for f in extra]
     return CUDAExtension(

@@ -1,4 +1,4 @@
-"""Python mirror of the CUDA forward's dispatch (csrc/cuda/forward_cuda.cpp: densify, plan_halo,
+"""Python mirror of the CUDA forward's dispatch (csrc/cuda/plan*.cpp: densify, plan_halo,
 plan_fused, pick_bn): the kernel name `convt3d::_forward_path` should return for a layer, so the
 tests assert every dispatch decision. Keep it in step with the C++ rules and tables
 (tile_configs.h: kHaloBoxes, halo_smem_bytes)."""
@@ -21,7 +21,7 @@ def axis_taps(size, k, s, p, op, d):
 
 
 def max_span(spec, i):
-    """max_span (forward_cuda.cpp): the largest box span of any phase along axis i (0 when no
+    """max_span (plan_twg.cpp): the largest box span of any phase along axis i (0 when no
     phase has taps)."""
     _, _, _, size, k, s, p, op, d, _, _ = spec
     return max(a[2] for a in axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]))
@@ -38,7 +38,7 @@ def bk_elems(mode):
 
 
 def dense_groups(spec, mode):
-    """Mirror of densify (forward_cuda.cpp): groups > 1 with Cin, Cout <= 64 run as one
+    """Mirror of densify (plan.cpp): groups > 1 with Cin, Cout <= 64 run as one
     block-diagonal dense layer when that pads to no more MMA work (Cin to 64-byte chunks, Cout
     to 16)."""
     _, cin, cout, _, _, _, _, _, _, g, _ = spec
@@ -71,11 +71,11 @@ def halo_smem(bn, pos, tap_cap, deep_chunks, mode, bm=256, pair=False, phases=1)
     return 8 * bm + 8 * tap_cap + max(stages + pos * 80, 4 * bm * (bn + 1))
 
 
-HALO_MIN_TAPS = 8  # forward_cuda.cpp: kHaloMinTaps
+HALO_MIN_TAPS = 8  # plan.h: kHaloMinTaps
 
 
 def phase_taps(spec):
-    """Mirror of tap_stats (forward_cuda.cpp): the taps of each stride phase that has taps and
+    """Mirror of tap_stats (plan.cpp): the taps of each stride phase that has taps and
     outputs."""
     _, _, _, size, k, s, p, op, d, _, _ = spec
     axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
@@ -84,7 +84,7 @@ def phase_taps(spec):
 
 
 def halo_kind(spec, bn, mode, kvec, y_ncdhw=False):
-    """Mirror of plan_halo (forward_cuda.cpp): "fused", "halo" or None (v1). CONVT3D_HALO unset:
+    """Mirror of plan_halo (plan_halo.cpp): "fused", "halo" or None (v1). CONVT3D_HALO unset:
     the fused kernel (all phases per CTA) for strided layers without dilation (16-bit with
     kvec: dilation too), except strict fp32 with Cout/groups > 32, when its box of all channel
     chunks fits 200 KB and it pays: 16-bit with the channel-fast loader (kvec) or >= 256
@@ -148,7 +148,7 @@ def halo_kind(spec, bn, mode, kvec, y_ncdhw=False):
 
 
 def wgmma_expected(device, mode):
-    """Mirror of use_wgmma (forward_cuda.cpp): with CONVT3D_WGMMA=1 on a compute capability 9.0
+    """Mirror of use_wgmma (plan.cpp): with CONVT3D_WGMMA=1 on a compute capability 9.0
     device the per-phase halo kernel runs its wgmma variant, in every mode but strict fp32;
     never otherwise. That assumes this build has sm_90a code, as the default CONVT3D_CUDA_ARCHS
     does (setup.py)."""
@@ -190,11 +190,11 @@ def twg_smem(nr, bm, pos_pad, tap_cap, box_bufs=1, slices=4, stack=1, split=1, w
     return head + 512 + max(main, 4 * bm * (stack if wstack else 1) * (64 // stack + TWG_TILE_PAD))
 
 
-TWG_TWO_SLICE_K = 96  # forward_cuda.cpp: kTwgTwoSliceK
+TWG_TWO_SLICE_K = 96  # plan_twg.cpp: kTwgTwoSliceK
 
 
 def twg_shifts(a, b, c, stack=1, ws=False):
-    """twg_shifts (forward_cuda.cpp): one phase's box shifts (its taps; nd + J - 1 along depth
+    """twg_shifts (plan_twg.cpp): one phase's box shifts (its taps; nd + J - 1 along depth
     with J stacked planes, ceil(nw / J) along w with J stacked w taps); a, b, c: its axis_taps
     entries."""
     if not a[1]:
@@ -215,7 +215,7 @@ def twg_slices_rule(spec, chunks, stack=1, ws=False):
 
 
 def twg_stack_ok(spec, stack):
-    """twg_stack_ok (forward_cuda.cpp): J stacked depth planes need Cout/g <= 64 / J and, for
+    """twg_stack_ok (plan_twg.cpp): J stacked depth planes need Cout/g <= 64 / J and, for
     J > 1, every phase's depth taps the kernel's (stride | dilation: one TMA box per shift) and
     unit depth tap steps or at most one depth tap per phase."""
     _, _, cout, size, k, s, p, op, d, g, _ = spec
@@ -228,7 +228,7 @@ def twg_stack_ok(spec, stack):
 
 
 def twg_wstack_ok(spec, stack):
-    """twg_wstack_ok (forward_cuda.cpp): J stacked w taps need J >= 2, Cout/g <= 64 / J, every
+    """twg_wstack_ok (plan_twg.cpp): J stacked w taps need J >= 2, Cout/g <= 64 / J, every
     phase's w taps the kernel's (stride | dilation: one TMA box per shift) and some phase with
     at least J w taps."""
     _, _, cout, size, k, s, p, op, d, g, _ = spec
@@ -236,7 +236,7 @@ def twg_wstack_ok(spec, stack):
         nt >= stack for _, nt, _, _ in axis_taps(size[2], k[2], s[2], p[2], op[2], d[2]))
 
 
-TWG_NCDHW_LINE_COST = 64  # forward_cuda.cpp: kTwgNcdhwLineCost
+TWG_NCDHW_LINE_COST = 64  # plan_twg.cpp: kTwgNcdhwLineCost
 
 
 def is_dense(x):
@@ -251,7 +251,7 @@ def is_dense(x):
 
 
 def twg_h16(x, mode):
-    """twg_h16_ok (forward_cuda.cpp): strict fp32 runs the transposed kernel as fp16 products
+    """twg_h16_ok (plan_twg.cpp): strict fp32 runs the transposed kernel as fp16 products
     (name "_h16") where x is fp32 and dense; CONVT3D_TWG_H16=0 never. x None: a dense x."""
     if mode != "3xtf32" or os.environ.get("CONVT3D_TWG_H16") == "0":
         return False
@@ -259,7 +259,7 @@ def twg_h16(x, mode):
 
 
 def twg_run(spec, mode, kvec=True, y_ncdhw=False, h16=None):
-    """Mirror of plan_twg's choice (forward_cuda.cpp): (the run length NR with the fewest
+    """Mirror of plan_twg's choice (plan_twg.cpp): (the run length NR with the fewest
     estimated cycles, whether the box streams through two buffers, the slices per CTA, the
     slice's bqh and bqw, the stacked blocks J, whether they are w taps), or None when no box
     fits. With a NCDHW y (y_ncdhw) each output line costs TWG_NCDHW_LINE_COST more. Stacks
@@ -386,7 +386,7 @@ def twg_run(spec, mode, kvec=True, y_ncdhw=False, h16=None):
 
 
 def twg_stage(x, spec, mode, kvec, run):
-    """The staged box of plan_twg (forward_cuda.cpp: twg_stage_ok, twg_stage_bytes): 3xTF32 with
+    """The staged box of plan_twg (plan_twg.cpp: twg_stage_ok, twg_stage_bytes): 3xTF32 with
     the scalar loader (kvec False), x's w stride 1, its other strides and its data pointer
     multiples of 16 bytes (CONVT3D_TWG_STAGE=0 never), and every box extent at most 256 (the
     box spans the largest span per axis; its w lines are rounded up to 16 bytes plus 3
@@ -417,7 +417,7 @@ def twg_stage(x, spec, mode, kvec, run):
 
 
 def tma_strides_ok(x, spec, mode, kvec):
-    """tma_strides_ok (forward_cuda.cpp): what a TMA box needs of x itself: the channel-fast
+    """tma_strides_ok (plan_twg.cpp): what a TMA box needs of x itself: the channel-fast
     loader's legality, every other x stride a multiple of 16 bytes, and whole 64-byte chunks per
     group when groups > 1; CONVT3D_TWG_TMA=0 never."""
     cin, g = spec[1], spec[9]
@@ -429,7 +429,7 @@ def tma_strides_ok(x, spec, mode, kvec):
 
 
 def twg_tma(x, spec, mode, kvec, sl, bqh, bqw, stack=1, wstack=False):
-    """twg_tma_ok (forward_cuda.cpp): the transposed kernel loads its box by TMA (name "_tma")
+    """twg_tma_ok (plan_twg.cpp): the transposed kernel loads its box by TMA (name "_tma")
     where tma_strides_ok and the box extents are <= 256 (each axis spans its largest phase
     span: max_span)."""
     if not tma_strides_ok(x, spec, mode, kvec):
@@ -439,7 +439,7 @@ def twg_tma(x, spec, mode, kvec, sl, bqh, bqw, stack=1, wstack=False):
 
 
 def twg_expected(device, spec, mode, kind, cout_g, kvec, x=None):
-    """Mirror of twg_pays (forward_cuda.cpp): auto mode replaces the per-phase halo kernel of a
+    """Mirror of twg_pays (plan_twg.cpp): auto mode replaces the per-phase halo kernel of a
     bf16/fp16/TF32/3xTF32 layer with 32 < Cout/g <= 64 and, when strided, at least 8 taps per
     non-empty phase on average, and (CONVT3D_HALO unset) v1 or the per-phase kernel of a TF32
     or 3xTF32 layer with 32 < Cout/g <= 64 (either layout), and (CONVT3D_HALO unset) v1 or the fused
@@ -476,7 +476,7 @@ PW_BNS = (64, 128, 256)  # tile_configs.h: kPwBns
 
 
 def non_overlapping(spec):
-    """Mirror of non_overlapping (forward_cuda.cpp): kernel == stride on every axis (dilation
+    """Mirror of non_overlapping (plan_pw.cpp): kernel == stride on every axis (dilation
     1 or a 1-tap kernel), and every phase's one tap reads inside x for all of its outputs."""
     _, _, _, size, k, s, p, op, d, _, _ = spec
     for i in range(3):
@@ -489,7 +489,7 @@ def non_overlapping(spec):
 
 
 def positions_contiguous(x):
-    """Mirror of positions_contiguous (forward_cuda.cpp): x's d, h, w strides H W, W, 1 (size-1
+    """Mirror of positions_contiguous (plan_pw.cpp): x's d, h, w strides H W, W, 1 (size-1
     axes excepted), D H W a multiple of the 16-byte run, data pointer and channel / sample
     strides 16-byte aligned."""
     n, _, d, h, w = x.shape
@@ -533,7 +533,7 @@ def pw_lean(spec, mode, bn, dense=False):
 
 
 def w_direct(spec, mode, mn, w=None, dense=False):
-    """Mirror of w_direct_ok (forward_cuda.cpp): pw reads B straight from w (16-bit, and 3xTF32,
+    """Mirror of w_direct_ok (plan_pw.cpp): pw reads B straight from w (16-bit, and 3xTF32,
     transposed as it is split, with either x; never TF32)
     when each of w's K rows holds its taps x Cout/g columns contiguously in the kernel's
     order, (tap, co) (channels_last w) or with NCDHW x (co, tap) (contiguous w),
@@ -555,7 +555,7 @@ def w_direct(spec, mode, mn, w=None, dense=False):
 
 
 def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
-    """Mirror of plan_pw (forward_cuda.cpp): the non-overlapping kernel takes bf16/fp16/TF32/
+    """Mirror of plan_pw (plan_pw.cpp): the non-overlapping kernel takes bf16/fp16/TF32/
     3xTF32 layers with channels_last x (kvec) or positions_contiguous x (16-bit M-major A,
     fp32 A read into registers; BN a multiple of k_w; y, which follows x here since the
     tests' w is contiguous, unit-stride along w), that are non_overlapping, on a compute
@@ -601,7 +601,7 @@ def pw_expected(device, spec, mode, kvec, x=None, w=None, dense=False):
 
 
 def prefill(x, spec, path, w=None):
-    """Mirror of plan_prefill (forward_cuda.cpp): a per-phase kernel (not pw, not fused) writing
+    """Mirror of plan_prefill (plan.cpp): a per-phase kernel (not pw, not fused) writing
     a contiguous NCDHW y (neither x nor w suggests channels_last) prefills y with the bias when
     the stride along w is > 1 and phases without taps hold at least half of the outputs;
     CONVT3D_PREFILL=1 whenever some phase with outputs has no taps, =0 never."""

@@ -1,4 +1,4 @@
-"""The output prefill (csrc/cuda/fwd/fill.cu, plan_prefill in forward_cuda.cpp): a per-phase
+"""The output prefill (csrc/cuda/fwd/fill.cu, plan_prefill in plan.cpp): a per-phase
 kernel writing a contiguous NCDHW y whose phases without taps hold at least half of the outputs
 (stride > 1 along w) gets y filled with the bias (or zeros) first, and the CTAs of those phases
 return at once. CONVT3D_PREFILL=1 prefills wherever a phase is empty, 0 never (read per call).

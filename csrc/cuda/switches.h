@@ -1,7 +1,7 @@
 // The CUDA forward's run-time switches: environment variables that force or forbid a kernel
 // without rebuilding (A/B timing, tests). They are read once per call, so tests can change them
 // between calls, and the planner sees them only through this struct, which is part of the plan
-// cache's key (forward_cuda.cpp): a switch added here is keyed on automatically.
+// cache's key (plan.cpp): a switch added here is keyed on automatically.
 #pragma once
 
 #include <array>

@@ -72,8 +72,8 @@ inline int pick_bn(long long cout_g, Mode m) {
 // loaded once per channel chunk, so the warp tile, not the loader, bounds the MMA rate; wide
 // warp tiles cut the ldmatrix bytes per MMA (64 x 32 reads 6 x 512 B per 16 MMAs, 32 x 32
 // 4 x 512 B per 8). A CTA's BM rows are a box of bqd x bqh x bqw output positions of one phase
-// and one sample; the host picks the box per call from kHaloBoxes (pick_halo_box in
-// forward_cuda.cpp: fewest estimated issue slots, smem cap). bqw is a multiple of 8, so the 8
+// and one sample; the host picks the box per call from kHaloBoxes (pick_box in
+// plan_halo.cpp: fewest estimated issue slots, smem cap). bqw is a multiple of 8, so the 8
 // rows of every ldmatrix phase are 8 consecutive box positions (distinct banks with 80-byte
 // rows, for any tap shift).
 inline constexpr TileConfig kHaloTiles[] = {

@@ -58,6 +58,8 @@
 namespace convt3d {
 namespace planner {
 
+// Taps per non-empty phase, on average, from which a phase's x box pays for itself: the
+// per-phase halo kernel's bar (plan_halo.cpp), and twg's for strided layers (plan_twg.cpp).
 constexpr int64_t kHaloMinTaps = 8;
 
 struct FastPlan {

@@ -437,6 +437,24 @@ def test_plan_cache_follows_switches_tf32_and_alignment(monkeypatch):
         run(spec, bf16, layout)
 
 
+
+def test_switch_values_outside_their_set_are_ignored(monkeypatch):
+    """The CUDA switches (csrc/cuda/switches.cpp) take only their accepted values; anything else
+    (out of the set or range, not decimal, empty) and unknown CONVT3D_ names leave the default,
+    while an accepted value takes effect."""
+    spec = (2, 16, 48, (4, 5, 6), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True)
+    (x, w, _), _ = make(spec, torch.bfloat16, "cl")
+    auto = path_of(x, w, spec)
+    for name, value in [("CONVT3D_HALO", "3"), ("CONVT3D_HALO", "abc"), ("CONVT3D_HALO", ""),
+                        ("CONVT3D_HALO", "0x0"), ("CONVT3D_HALO", "0 1"), ("CONVT3D_PW_BN", "100"),
+                        ("CONVT3D_TWG_BQW", "0"), ("CONVT3D_TWG_BQW", "300"),
+                        ("CONVT3D_HALOX", "0"), ("CONVT3D_", "0")]:
+        monkeypatch.setenv(name, value)
+        assert path_of(x, w, spec) == auto, (name, value)
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("CONVT3D_HALO", "0")  # accepted: v1
+    assert path_of(x, w, spec).startswith("igemm_") and not auto.startswith("igemm_")
+
 # ---- v2 halo tile (fwd/halo_kernel.cuh): each edge category again. These tests force the
 # halo kernel (CONVT3D_HALO=1, read per call), so dilated and wide strict-fp32 geometries, which
 # auto mode sends to v1, still exercise it; each runs twice, with the wgmma variant forced where

@@ -11,7 +11,6 @@ kTwgN = (128, 144, 160)  # the transposed kernel's runs (tile_configs.h: kTwgRun
 kPwN = (64, 128, 256)  # the non-overlapping kernel's BN (tile_configs.h: kPwBns)
 kSsN = sorted(set(kTwgN) | set(kPwN))
 kPwX3N = (64, 128)  # 3xTF32 pw's BN, A from registers (tile_configs.h: kPwX3MaxBn)
-kPwRaN = kPwN  # TF32 pw's BN: A from registers too, every BN
 kH16N = (128,)  # strict fp32 as fp16 products, both by descriptor (tile_configs.h: kTwgX3Run)
 kPwH16N = kPwX3N  # ... and A from registers: the pw kernel's (tile_configs.h: kPwX3MaxBn)
 TYPES = {  # name -> (PTX shape suffix, PTX type, operand tail after the scale-d predicate)
@@ -127,7 +126,7 @@ def main():
             out.append(wrapper_ss(name, n).rstrip("\n"))
     for n in kSsN:
         out.append(wrapper_scaled(n, False).rstrip("\n"))
-    for n in sorted(set(kPwX3N) | set(kPwRaN)):
+    for n in kPwN:  # A from registers: TF32 pw at every BN (3xTF32's kPwX3N among them)
         out.append(wrapper_scaled(n, True).rstrip("\n"))
     for n in kH16N:
         out.append(wrapper_scaled(n, False, "F16").rstrip("\n"))

@@ -2,7 +2,7 @@
 # One GPU-machine call: build, then the stages named in STAGES (default "tests"), then a short
 # summary table last. Logs go to $OUT (the device tool brings them back).
 #   STAGES=tests,sanitize,ab,bench  PYTEST_ARGS="tests/test_ops_*.py"  BENCH_ARGS="--cases 1,2"
-#   (tests without PYTEST_ARGS: the whole suite, tests/test_export.py in a second process beside it)
+#   (tests without PYTEST_ARGS: the whole suite, in four processes side by side)
 #   AB_ARGS="--cases 6,7 --dtypes bf16"   (ab: scripts/halo_ab.py, kernel A/B timings)
 #   SANITIZE_ARGS="--with CONVT3D_TWG"    (sanitize: only the cases that set that switch;
 #                 "--layout ncdhw" or "--layout cl": one layout; "--dtype fp32": strict fp32
@@ -41,20 +41,40 @@ fi
 if [[ ",$STAGES," == *",tests,"* ]]; then
   t0=$(date +%s)
   if [[ -z "${PYTEST_ARGS:-}" ]]; then
-    # The whole suite: tests/test_export.py (AOTInductor builds, mostly one g++ process: 133 s
-    # + 74 s on an H100 host, 2026-11-27) runs beside the rest instead of after it, so the
-    # suite fits one 600 s call.
+    # The whole suite in four processes at once, so it fits one 600 s call with room to spare:
+    # tests/test_export.py (AOTInductor builds, mostly one g++ process: 133 s + 74 s on an H100
+    # host, 2026-11-27), the torch.compile files (about 117 s of the 294 s the rest took in one
+    # process, H100, 2026-11-27), test_fast_forward.py (93 s) and every other file (85 s).
+    # A new test file lands in "other" by itself.
+    mapfile -t all_files < <(ls tests/test_*.py)
+    compile_files=(); fast_files=(); other_files=()
+    for f in "${all_files[@]}"; do
+      case "$f" in
+        tests/test_export.py) ;;
+        tests/test_compile_*.py) compile_files+=("$f") ;;
+        tests/test_fast_forward.py) fast_files+=("$f") ;;
+        *) other_files+=("$f") ;;
+      esac
+    done
     python3 -m pytest tests/test_export.py -q -ra -p no:cacheprovider \
       --junitxml="$OUT/junit_export.xml" >"$OUT/pytest_export.log" 2>&1 &
     export_pid=$!
-    timeout "${STAGE_TIMEOUT:-0}" python3 -m pytest tests --ignore=tests/test_export.py -q -ra -p no:cacheprovider \
-      --junitxml="$OUT/junit.xml" >"$OUT/pytest.log" 2>&1
-    rc=$?
+    pids=(); names=(compile fast other)
+    for name in "${names[@]}"; do
+      declare -n files="${name}_files"
+      timeout "${STAGE_TIMEOUT:-0}" python3 -m pytest "${files[@]}" -q -ra -p no:cacheprovider \
+        --junitxml="$OUT/junit_$name.xml" >"$OUT/pytest_$name.log" 2>&1 &
+      pids+=($!)
+      unset -n files
+    done
+    for i in "${!names[@]}"; do
+      wait "${pids[$i]}"; rc=$?
+      summary+=("tests (${names[$i]}): rc=$rc in $(( $(date +%s) - t0 )) s: $(tail -1 "$OUT/pytest_${names[$i]}.log")")
+    done
     wait "$export_pid"
     rc_export=$?
-    grep -E "^(FAILED|ERROR)" "$OUT/pytest.log" "$OUT/pytest_export.log" | head -40
-    summary+=("tests: rc=$rc in $(( $(date +%s) - t0 )) s: $(tail -1 "$OUT/pytest.log")")
-    summary+=("tests (test_export.py, alongside): rc=$rc_export: $(tail -1 "$OUT/pytest_export.log")")
+    grep -E "^(FAILED|ERROR)" "$OUT"/pytest_*.log | head -40
+    summary+=("tests (test_export.py): rc=$rc_export in $(( $(date +%s) - t0 )) s: $(tail -1 "$OUT/pytest_export.log")")
   else
     # (eval: PYTEST_ARGS may quote, e.g. -k 'a or b')
     eval "timeout ${STAGE_TIMEOUT:-0} python3 -m pytest ${PYTEST_ARGS} -q -ra -p no:cacheprovider --junitxml=\"$OUT/junit.xml\"" \

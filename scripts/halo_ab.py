@@ -146,7 +146,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9,10,11,12")
     ap.add_argument("--dtypes", default="bf16,tf32")
-    ap.add_argument("--layouts", default="ncdhw,ndhwc")
+    ap.add_argument("--layouts", default="ncdhw,ndhwc", help="ncdhw, ndhwc, xncdhw (comma list)")
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--batch", type=int, default=1, help="calls per timed sample (median_ms)")
     args = ap.parse_args()
@@ -163,9 +163,13 @@ def main():
             b = torch.randn(c.Cout, device="cuda", dtype=dt) if c.bias else None
             a = c.conv_args()
             for layout in args.layouts.split(","):
-                # ndhwc: x and w channels_last, as the bench has them
-                fmt = torch.channels_last_3d if layout == "ndhwc" else torch.contiguous_format
-                xl, wl = x.contiguous(memory_format=fmt), w.contiguous(memory_format=fmt)
+                # ndhwc: x and w channels_last, as the bench has them; xncdhw: x NCDHW and w
+                # channels_last, so y is channels_last (PyTorch's rule) while x takes the NCDHW
+                # loader: against ncdhw and ndhwc it splits an NCDHW row's extra time between
+                # reading x and writing y
+                cl, cont = torch.channels_last_3d, torch.contiguous_format
+                xf, wf = {"ndhwc": (cl, cl), "ncdhw": (cont, cont), "xncdhw": (cont, cl)}[layout]
+                xl, wl = x.contiguous(memory_format=xf), w.contiguous(memory_format=wf)
                 call = (xl, wl, b, list(a["stride"]), list(a["padding"]), list(a["output_padding"]),
                         list(a["dilation"]), a["groups"])
                 # per column, not per name: a repeated column (auto,x,auto,x: two rounds in

@@ -20,6 +20,7 @@ or 0.077 ms on the same kernels). --env NAME=VALUE (repeatable) times our call a
 switch set.
 """
 import argparse
+import contextlib
 import os
 import time
 
@@ -69,6 +70,21 @@ def gpu_us(fn, iters=50, repeats=3):
         torch.cuda.synchronize()
         best = min(best, s.elapsed_time(e) / iters * 1e3)
     return best
+
+
+@contextlib.contextmanager
+def env_set(name, value):
+    """The environment variable `name` set to `value` inside, restored after (our switches are
+    read per call)."""
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
 
 
 def main():
@@ -139,20 +155,14 @@ def main():
         print(f"  {name:22s} {event_ms(fn):8.4f} ms  {host_us(fn):7.1f} us  {gpu_us(fn):7.1f} us")
     for env in args.env:  # our call again under each switch
         k, _, v = env.partition("=")
-        old = os.environ.get(k)
-        os.environ[k] = v
-        print(f"  {'ours, ' + env:22s} {event_ms(ours):8.4f} ms  {host_us(ours):7.1f} us  "
-              f"{gpu_us(ours):7.1f} us")
-        if old is None:
-            os.environ.pop(k)
-        else:
-            os.environ[k] = old
+        with env_set(k, v):
+            print(f"  {'ours, ' + env:22s} {event_ms(ours):8.4f} ms  {host_us(ours):7.1f} us  "
+                  f"{gpu_us(ours):7.1f} us")
     for name, fn in (("plan only", plan_only), ("plan only, no cache", plan_uncached),
                      ("checks only (CPU)", checks_only), ("allocations only", alloc_only)):
-        if fn is plan_uncached:
-            os.environ["CONVT3D_PLAN_CACHE"] = "0"
-        print(f"  {name:22s} {'':>11s}  {host_us(fn):7.1f} us")
-        os.environ.pop("CONVT3D_PLAN_CACHE", None)
+        with (env_set("CONVT3D_PLAN_CACHE", "0") if fn is plan_uncached
+              else contextlib.nullcontext()):
+            print(f"  {name:22s} {'':>11s}  {host_us(fn):7.1f} us")
     if args.parts:  # the drop-in's Python pieces, each alone (no launch)
         from inductor_convt3d._shapes import triple
 

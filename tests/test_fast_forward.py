@@ -437,7 +437,6 @@ def test_plan_cache_follows_switches_tf32_and_alignment(monkeypatch):
         run(spec, bf16, layout)
 
 
-
 def test_switch_values_outside_their_set_are_ignored(monkeypatch):
     """The CUDA switches (csrc/cuda/switches.cpp) take only their accepted values; anything else
     (out of the set or range, not decimal, empty) and unknown CONVT3D_ names leave the default,
@@ -454,6 +453,7 @@ def test_switch_values_outside_their_set_are_ignored(monkeypatch):
         monkeypatch.delenv(name)
     monkeypatch.setenv("CONVT3D_HALO", "0")  # accepted: v1
     assert path_of(x, w, spec).startswith("igemm_") and not auto.startswith("igemm_")
+
 
 # ---- v2 halo tile (fwd/halo_kernel.cuh): each edge category again. These tests force the
 # halo kernel (CONVT3D_HALO=1, read per call), so dilated and wide strict-fp32 geometries, which

@@ -45,6 +45,7 @@ if [[ ",$STAGES," == *",tests,"* ]]; then
     # tests/test_export.py (AOTInductor builds, mostly one g++ process: 133 s + 74 s on an H100
     # host, 2026-11-27), the torch.compile files (about 117 s of the 294 s the rest took in one
     # process, H100, 2026-11-27), test_fast_forward.py (93 s) and every other file (85 s).
+    # Side by side they took 294 s in all on an H200 (2026-11-28, "other" the longest).
     # A new test file lands in "other" by itself.
     mapfile -t all_files < <(ls tests/test_*.py)
     compile_files=(); fast_files=(); other_files=()
@@ -56,25 +57,36 @@ if [[ ",$STAGES," == *",tests,"* ]]; then
         *) other_files+=("$f") ;;
       esac
     done
+    # Logs and JUnit files of the four go to one archive, tests.tgz: the device tool brings
+    # back at most 8 files from $OUT.
+    T="$OUT/tests"; mkdir -p "$T"
     python3 -m pytest tests/test_export.py -q -ra -p no:cacheprovider \
-      --junitxml="$OUT/junit_export.xml" >"$OUT/pytest_export.log" 2>&1 &
+      --junitxml="$T/junit_export.xml" >"$T/pytest_export.log" 2>&1 &
     export_pid=$!
-    pids=(); names=(compile fast other)
+    # (an empty group is left out: pytest given no file collects the whole tests/ folder)
+    names=()
+    for name in compile fast other; do
+      declare -n files="${name}_files"
+      if (( ${#files[@]} > 0 )); then names+=("$name"); fi
+      unset -n files
+    done
+    pids=()
     for name in "${names[@]}"; do
       declare -n files="${name}_files"
       timeout "${STAGE_TIMEOUT:-0}" python3 -m pytest "${files[@]}" -q -ra -p no:cacheprovider \
-        --junitxml="$OUT/junit_$name.xml" >"$OUT/pytest_$name.log" 2>&1 &
+        --junitxml="$T/junit_$name.xml" >"$T/pytest_$name.log" 2>&1 &
       pids+=($!)
       unset -n files
     done
     for i in "${!names[@]}"; do
       wait "${pids[$i]}"; rc=$?
-      summary+=("tests (${names[$i]}): rc=$rc in $(( $(date +%s) - t0 )) s: $(tail -1 "$OUT/pytest_${names[$i]}.log")")
+      summary+=("tests (${names[$i]}): rc=$rc in $(( $(date +%s) - t0 )) s: $(tail -1 "$T/pytest_${names[$i]}.log")")
     done
     wait "$export_pid"
     rc_export=$?
-    grep -E "^(FAILED|ERROR)" "$OUT"/pytest_*.log | head -40
-    summary+=("tests (test_export.py): rc=$rc_export in $(( $(date +%s) - t0 )) s: $(tail -1 "$OUT/pytest_export.log")")
+    grep -E "^(FAILED|ERROR)" "$T"/pytest_*.log | head -40
+    summary+=("tests (test_export.py): rc=$rc_export in $(( $(date +%s) - t0 )) s: $(tail -1 "$T/pytest_export.log")")
+    tar -czf "$OUT/tests.tgz" -C "$OUT" tests && rm -rf "$T"
   else
     # (eval: PYTEST_ARGS may quote, e.g. -k 'a or b')
     eval "timeout ${STAGE_TIMEOUT:-0} python3 -m pytest ${PYTEST_ARGS} -q -ra -p no:cacheprovider --junitxml=\"$OUT/junit.xml\"" \

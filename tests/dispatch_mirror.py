@@ -267,7 +267,7 @@ def twg_run(spec, mode, kvec=True, y_ncdhw=False, h16=None):
     blocks than the most depth planes that fit (CONVT3D_TWG_STACK fixes J where legal,
     CONVT3D_TWG_WSTACK=1/0 only w taps / only depth planes). It streams with more than
     one channel chunk when the second buffer fits, with the channel-fast loader (kvec: TMA or
-    cp.async) or in 3xTF32, not with the one-term modes' scalar loader; CONVT3D_BOX_STREAM=1
+    cp.async), in 3xTF32 or in TF32, not with the 16-bit scalar loader; CONVT3D_BOX_STREAM=1
     streams any box that fits, =0 none.
     CONVT3D_TWG_SLICES=2/4 fixes the slices, else twg_slices_rule; CONVT3D_TWG_BQW=n the tile
     width (None where no such tile fits). 3xTF32 takes TWG_X3_RUN and
@@ -375,7 +375,7 @@ def twg_run(spec, mode, kvec=True, y_ncdhw=False, h16=None):
     if best is None:
         return None
     env_stream = os.environ.get("CONVT3D_BOX_STREAM")
-    stream_ok = env_stream == "1" or (env_stream != "0" and (kvec or x3))
+    stream_ok = env_stream == "1" or (env_stream != "0" and (kvec or x3 or mode == "tf32"))
     stream = best[4] and chunks > 1 and stream_ok
     bm, pos_pad, tap_cap = best[7]
     long_ok = x3 and best[5] == 1 and os.environ.get("CONVT3D_TWG_LONG") != "0"

@@ -128,8 +128,8 @@ def path_after_run(spec, precision, layout):
 
 def run_twg_stream(spec, precision, layout, stream, monkeypatch):
     """run_twg with CONVT3D_BOX_STREAM=stream ("auto": unset); asserts the box streamed exactly
-    where the mirror says: "1" wherever a second buffer fits, "0" never, and by default only
-    with the channel-fast loader (TMA or cp.async) or in 3xTF32, not with the one-term modes'
+    where the mirror says: "1" wherever a second buffer fits, "0" never, and by default with
+    the channel-fast loader (TMA or cp.async), in 3xTF32 or in TF32, not with the 16-bit
     scalar loader ("_mfast"; 3xTF32 may stage that loader's box: "_stage")."""
     if stream == "auto":
         monkeypatch.delenv("CONVT3D_BOX_STREAM", raising=False)
@@ -142,7 +142,8 @@ def run_twg_stream(spec, precision, layout, stream, monkeypatch):
         streams = twg_run(spec, precision[3], kvec, layout == "ncdhw")[1]  # a second buffer fits
         assert ("_stream_" in path) == streams, path
         if precision[3] != "3xtf32":
-            assert streams == (stream == "1" or (stream == "auto" and kvec)), path
+            assert streams == (stream == "1" or (
+                stream == "auto" and (kvec or precision[3] == "tf32"))), path
 
 
 @pytest.mark.parametrize("precision", PRECISIONS16)

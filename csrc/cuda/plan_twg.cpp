@@ -336,15 +336,17 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
       }
     }
     // Stream the box (chunk c + 1 loads during chunk c) when a second buffer still fits, with
-    // an asynchronous box (TMA or cp.async: channels_last x) or in 3xTF32;
+    // an asynchronous box (TMA or cp.async: channels_last x), in 3xTF32 or in TF32;
     // CONVT3D_BOX_STREAM=1 streams any box that fits, =0 none. The scalar loader's plain loads
-    // and stores share the issue slots with the wgmmas: streamed one-term NCDHW boxes lost in
-    // TF32 and tied in 16-bit, strict fp32 gained a little (H100, 2026-11-25, halo_ab.py
-    // --batch 5, NCDHW, ms, streamed / reloaded): case 11 TF32 0.4252 / 0.4157, bf16 0.2639 /
-    // 0.2654, fp16 0.2716 / 0.2675, strict 1.3850 / 1.3890; case 12 TF32 0.5628 / 0.5490, bf16
-    // 0.3558 / 0.3528, fp16 0.3544 / 0.3508, strict 1.3211 / 1.3393.
-    const bool stream_ok =
-        f.sw.box_stream == 1 || (f.sw.box_stream == -1 && (f.kvec || x3));
+    // and stores share the issue slots with the wgmmas: streamed 16-bit NCDHW boxes tied, strict
+    // fp32 gained a little (H100, 2026-11-25, halo_ab.py --batch 5, NCDHW, ms, streamed /
+    // reloaded): case 11 bf16 0.2639 / 0.2654, fp16 0.2716 / 0.2675, strict 1.3850 / 1.3890;
+    // case 12 bf16 0.3558 / 0.3528, fp16 0.3544 / 0.3508, strict 1.3211 / 1.3393. TF32 lost
+    // then (case 11 0.4252 / 0.4157, case 12 0.5628 / 0.5490) and gains on today's kernels
+    // (H200, 2026-11-28, design doc v55: case 11 0.3490, 0.3508 / 0.3649, 0.3649; case 12 has
+    // no room for the second buffer now).
+    const bool stream_ok = f.sw.box_stream == 1 ||
+                           (f.sw.box_stream == -1 && (f.kvec || x3 || f.mode == fwd::Mode::kTf32));
     if (best.nr > 0 && chunks > 1 && stream_ok) {
       const int64_t stream_smem =
           fwd::twg_smem_bytes(best.nr, int(sl * best.planes() * best.h * best.w), best.pos_pad,

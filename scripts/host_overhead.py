@@ -170,7 +170,18 @@ def main():
             with torch._C._AutoDispatchBelowAutograd():
                 pass
 
+        handle = od._handle
+
+        def boxed_below():  # the same call through the boxed dispatcher entry (no torch_function check)
+            with torch._C._AutoDispatchBelowAutograd():
+                return torch._C._dispatch_call_boxed(handle, x, w, b, *geo)
+
+        def empty_y():  # the output's allocation alone
+            return torch.empty_like(y0)
+
         for name, fn in (("op below autograd", ours_below),
+                         ("boxed below autograd", boxed_below),
+                         ("empty_like(y)", empty_y),
                          ("is_compiling", torch.compiler.is_compiling),
                          ("is_grad_enabled", torch.is_grad_enabled),
                          ("any_requires_grad", lambda: torch._C._any_requires_grad(x, w, b)),

@@ -25,6 +25,19 @@ def triple(value, name: str) -> list:
     return value
 
 
+def flat_geometry(stride, padding, output_padding, dilation, groups) -> list | None:
+    """The drop-in's arguments as convt3d::_conv_transpose3d_flat's one list: stride, padding,
+    output_padding and dilation (3 each), then groups; None where a value is not a plain int (a
+    SymInt under tracing, a NumPy integer), which the public op's SymInt lists take instead."""
+    if (type(stride) is int and type(padding) is int and type(output_padding) is int
+            and type(dilation) is int and type(groups) is int):  # the common case, in one test
+        return [stride, stride, stride, padding, padding, padding, output_padding,
+                output_padding, output_padding, dilation, dilation, dilation, groups]
+    flat = [*triple(stride, "stride"), *triple(padding, "padding"),
+            *triple(output_padding, "output_padding"), *triple(dilation, "dilation"), groups]
+    return flat if all(type(v) is int for v in flat) else None
+
+
 def output_spatial(in_sizes: Sequence, kernel: Sequence, stride, padding, output_padding, dilation) -> list:
     return [
         (i - 1) * s - 2 * p + d * (k - 1) + op + 1

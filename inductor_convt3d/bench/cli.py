@@ -40,7 +40,8 @@ def _list(kind: str, choices, cast=str):
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m inductor_convt3d bench",
-        description="Times torch.ops.convt3d.conv_transpose3d against cuDNN (F.conv_transpose3d, "
+        description="Times inductor_convt3d.conv_transpose3d (the drop-in over "
+                    "torch.ops.convt3d.conv_transpose3d) against cuDNN (F.conv_transpose3d, "
                     "cudnn.benchmark=True) on the 12 layers of the suite, in each precision and "
                     "layout; writes bench.json, bench.md and bench.png to --out.")
     p.add_argument("--cases", type=_list("cases", CASE_IDS, int), default=list(CASE_IDS),

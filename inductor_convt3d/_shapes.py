@@ -25,14 +25,32 @@ def triple(value, name: str) -> list:
     return value
 
 
+def _three(value):
+    """value as 3 plain ints (an int, or a 3-tuple or 3-list of them, as modules hold them), or
+    None."""
+    kind = type(value)
+    if kind is int:
+        return (value, value, value)
+    if (kind is tuple or kind is list) and len(value) == 3:
+        a, b, c = value
+        if type(a) is int and type(b) is int and type(c) is int:
+            return value
+    return None
+
+
 def flat_geometry(stride, padding, output_padding, dilation, groups) -> list | None:
     """The drop-in's arguments as convt3d::_conv_transpose3d_flat's one list: stride, padding,
     output_padding and dilation (3 each), then groups; None where a value is not a plain int (a
-    SymInt under tracing, a NumPy integer), which the public op's SymInt lists take instead."""
+    SymInt under tracing, a NumPy integer), which the public op's SymInt lists take instead.
+    Host time per call matters here (design doc v56): ints and 3-tuples take the short paths."""
     if (type(stride) is int and type(padding) is int and type(output_padding) is int
-            and type(dilation) is int and type(groups) is int):  # the common case, in one test
+            and type(dilation) is int and type(groups) is int):
         return [stride, stride, stride, padding, padding, padding, output_padding,
                 output_padding, output_padding, dilation, dilation, dilation, groups]
+    s, p, o, d = _three(stride), _three(padding), _three(output_padding), _three(dilation)
+    if s is not None and p is not None and o is not None and d is not None and type(groups) is int:
+        return [*s, *p, *o, *d, groups]
+    # 1-sequences, other iterables, and triple's errors for a wrong length
     flat = [*triple(stride, "stride"), *triple(padding, "padding"),
             *triple(output_padding, "output_padding"), *triple(dilation, "dilation"), groups]
     return flat if all(type(v) is int for v in flat) else None

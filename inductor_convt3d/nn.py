@@ -12,7 +12,9 @@ class ConvTranspose3d(nn.ConvTranspose3d):
     def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
         if self.padding_mode != "zeros":
             raise ValueError("Only `zeros` padding mode is supported for ConvTranspose3d")
-        output_padding = self._output_padding(
+        # (without output_size, nn.ConvTranspose3d's _output_padding returns the attribute; the
+        # shortcut saves its call and four list copies of host time per forward)
+        output_padding = self.output_padding if output_size is None else self._output_padding(
             input, output_size, list(self.stride), list(self.padding), list(self.kernel_size), 3,
             list(self.dilation))
         return conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,

@@ -343,8 +343,8 @@ void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
     // reloaded): case 11 bf16 0.2639 / 0.2654, fp16 0.2716 / 0.2675, strict 1.3850 / 1.3890;
     // case 12 bf16 0.3558 / 0.3528, fp16 0.3544 / 0.3508, strict 1.3211 / 1.3393. TF32 lost
     // then (case 11 0.4252 / 0.4157, case 12 0.5628 / 0.5490) and gains on today's kernels
-    // (H200, 2026-11-28, design doc v55: case 11 0.3490, 0.3508 / 0.3649, 0.3649; case 12 has
-    // no room for the second buffer now).
+    // (2026-11-28, design docs v55-v56: case 11 on an H200 0.3490, 0.3508 / 0.3649, 0.3649, on
+    // an H100 0.3538, 0.3542 / 0.3622, 0.3757; case 12 has no room for the second buffer now).
     const bool stream_ok = f.sw.box_stream == 1 ||
                            (f.sw.box_stream == -1 && (f.kvec || x3 || f.mode == fwd::Mode::kTf32));
     if (best.nr > 0 && chunks > 1 && stream_ok) {

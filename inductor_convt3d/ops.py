@@ -45,17 +45,7 @@ def conv_transpose3d_flat(input: Tensor, weight: Tensor, bias: Tensor | None,
     microseconds sooner. It calls the dispatcher's boxed entry, which skips torch.ops'
     __torch_function__ check: callers route tensors and modes that have one to the public op."""
     _ext.require()
-    return torch._C._dispatch_call_boxed(_flat_handle(), input, weight, bias, geometry)
-
-
-def _flat_handle():
-    global _FLAT
-    if _FLAT is None:
-        _FLAT = torch.ops.convt3d._conv_transpose3d_flat.default._handle
-    return _FLAT
-
-
-_FLAT = None
+    return torch._C._dispatch_call_boxed(_FLAT, input, weight, bias, geometry)
 
 
 def conv_transpose3d_grad_input(grad_output: Tensor, weight: Tensor, stride: Sequence[int],
@@ -187,3 +177,5 @@ def _register() -> None:
 
 if _ext.available():
     _register()
+    # (the dispatcher handle, looked up once: the flat entry's callers count microseconds)
+    _FLAT = torch.ops.convt3d._conv_transpose3d_flat.default._handle

@@ -1,12 +1,13 @@
 """Where a launch-bound call's time goes: per-call CUDA-event time (as the bench takes it) and
-the host's time per call, for our op as the bench calls it (the functional drop-in, which skips
-the Python autograd kernel when nothing needs a gradient), through torch.ops (the full
+the host's time per call, for our op as the bench calls it (the functional drop-in, through its flat entry,
+convt3d::_conv_transpose3d_flat), through torch.ops (the full
 dispatch, Python autograd kernel included), under torch.inference_mode, and for cuDNN, on one
 suite case.
 
     python scripts/host_overhead.py 9 bf16 ndhwc [--parts] [--profile] [--env CONVT3D_X=0 ...]
 
---parts also times the drop-in's Python pieces one by one (guard, checks, argument lists).
+--parts also times the drop-in's pieces one by one (its checks, the geometry list, the flat
+entry) and the public op below autograd, the path the drop-in took before the flat entry.
 The host time is measured with the stream held busy by a long sleep kernel, so the calls only
 enqueue: it is pure CPU time (Python, dispatcher, planning, allocation, launches). The GPU time
 per call is the other way round: the calls are all enqueued behind a sleep kernel, so the
@@ -31,7 +32,6 @@ import inductor_convt3d
 from inductor_convt3d.bench.suite import get_cases
 from inductor_convt3d.bench.timing import median_seconds
 
-TRIPLES = ("stride", "padding", "output_padding", "dilation")  # the drop-in's int-or-3 arguments
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
@@ -128,7 +128,7 @@ def main():
 
     od = op.default
 
-    def ours_below():  # the op below autograd, as the drop-in calls it, without its Python
+    def ours_below():  # the public op below autograd (the drop-in's path before the flat entry)
         with torch._C._AutoDispatchBelowAutograd():
             return od(x, w, b, *geo)
 
@@ -163,31 +163,30 @@ def main():
         with (env_set("CONVT3D_PLAN_CACHE", "0") if fn is plan_uncached
               else contextlib.nullcontext()):
             print(f"  {name:22s} {'':>11s}  {host_us(fn):7.1f} us")
-    if args.parts:  # the drop-in's Python pieces, each alone (no launch)
-        from inductor_convt3d._shapes import triple
+    if args.parts:  # the drop-in's pieces, each alone
+        from inductor_convt3d import ops
+        from inductor_convt3d._shapes import flat_geometry
 
-        def guard():
-            with torch._C._AutoDispatchBelowAutograd():
-                pass
-
+        flat = flat_geometry(kw["stride"], kw["padding"], kw["output_padding"], kw["dilation"],
+                             kw["groups"])
         handle = od._handle
 
-        def boxed_below():  # the same call through the boxed dispatcher entry (no torch_function check)
+        def boxed_below():  # the public op through the boxed entry (no torch_function check)
             with torch._C._AutoDispatchBelowAutograd():
                 return torch._C._dispatch_call_boxed(handle, x, w, b, *geo)
 
         def empty_y():  # the output's allocation alone
             return torch.empty_like(y0)
 
-        for name, fn in (("op below autograd", ours_below),
+        for name, fn in (("flat entry", lambda: ops.conv_transpose3d_flat(x, w, b, flat)),
+                         ("op below autograd", ours_below),
                          ("boxed below autograd", boxed_below),
                          ("empty_like(y)", empty_y),
                          ("is_compiling", torch.compiler.is_compiling),
-                         ("is_grad_enabled", torch.is_grad_enabled),
-                         ("any_requires_grad", lambda: torch._C._any_requires_grad(x, w, b)),
-                         ("guard", guard),
-                         ("triple x4", lambda: [triple(kw[k], k) for k in TRIPLES]),
-                         ("ops attribute chain", lambda: torch.ops.convt3d.conv_transpose3d.default)):
+                         ("has_torch_function", lambda: torch._C._has_torch_function((x, w, b))),
+                         ("flat_geometry", lambda: flat_geometry(
+                             kw["stride"], kw["padding"], kw["output_padding"], kw["dilation"],
+                             kw["groups"]))):
             print(f"  {name:22s} {'':>11s}  {host_us(fn):7.2f} us")
     if args.profile:  # where a call's host time goes, by profiler event (CPU side)
         from torch.profiler import ProfilerActivity, profile

@@ -20,7 +20,7 @@ SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG"
             "CONVT3D_TWG_BQW", "CONVT3D_TWG_LONG", "CONVT3D_TWG_STAGE", "CONVT3D_PW",
             "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PW_LEAN",
             "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR", "CONVT3D_DENSE_SKIP", "CONVT3D_TWG_H16",
-            "CONVT3D_PW_H16", "CONVT3D_PDL")
+            "CONVT3D_PW_H16", "CONVT3D_PDL", "CONVT3D_GSC")
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),
@@ -39,6 +39,12 @@ CASES = [
      {"CONVT3D_PREFILL": "1", "CONVT3D_HALO": "1", "CONVT3D_TWG": "0"}),
     # fused with several resident channel chunks, output_padding rows, BN 48
     (1, 72, 40, (3, 4, 9), (4, 4, 4), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),
+    # the grouped small-channel kernel (TF32; the other modes run these elsewhere): suite case
+    # 5's kernel with 4 groups, and one group with other padding parities over two w blocks
+    (1, 32, 32, (3, 4, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4,
+     {"CONVT3D_GSC": "1"}),
+    (1, 8, 8, (3, 3, 55), (3, 5, 7), (2, 2, 2), (0, 1, 2), (1, 0, 1), (1, 1, 1), 1,
+     {"CONVT3D_GSC": "1"}),
     # v1 forced on a strided layer: the path auto mode now sends to the fused kernel
     (1, 32, 24, (4, 5, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4,
      {"CONVT3D_HALO": "0"}),

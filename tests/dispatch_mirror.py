@@ -610,7 +610,7 @@ def prefill(x, spec, path, w=None):
     from inductor_convt3d._shapes import result_memory_format
 
     env = os.environ.get("CONVT3D_PREFILL")
-    if env == "0" or path.startswith(("pw_", "fused_")):
+    if env == "0" or path.startswith(("pw_", "fused_", "gsc_")):
         return False
     if result_memory_format(x, x if w is None else w) != torch.contiguous_format:
         return False
@@ -629,6 +629,40 @@ def prefill(x, spec, path, w=None):
     return env == "1" or (s[2] > 1 and 2 * empty >= total)
 
 
+GSC_KERNELS = ((3, 5, 7),)  # CONVT3D_FWD_FOR_EACH_GSC_K (gsc_args.h)
+GSC_OTHER_FORCED = {"CONVT3D_HALO": None, "CONVT3D_TWG": "1", "CONVT3D_PW": "1",
+                    "CONVT3D_WGMMA": "1", "CONVT3D_DENSE": "0", "CONVT3D_DENSE_SKIP": None,
+                    "CONVT3D_FUSED_PAIR": None}  # None: any accepted value forces
+
+
+def gsc_expected(x, spec, mode, w=None):
+    """Mirror of plan_gsc (plan_gsc.cpp): TF32 layers with 8 input and 8 output channels per
+    group, stride 2 and dilation 1 on every axis and a kernel size of GSC_KERNELS (any strides)
+    take the grouped small-channel kernel, unless CONVT3D_GSC=0, or a switch forces another
+    family and CONVT3D_GSC is not 1. Returns its path name or None. ("cl": channels_last x in
+    whole aligned 16-byte channel runs and a channels_last y; else "strided".)"""
+    import torch
+
+    from inductor_convt3d._shapes import result_memory_format
+
+    _, cin, cout, _, k, s, _, _, d, g, _ = spec
+    env = os.environ.get("CONVT3D_GSC")
+    accepted = {"CONVT3D_HALO": ("0", "1", "2"), "CONVT3D_DENSE_SKIP": ("0", "1"),
+                "CONVT3D_FUSED_PAIR": ("0", "1")}
+    forced = any(os.environ.get(n) in (accepted[n] if v is None else (v,))
+                 for n, v in GSC_OTHER_FORCED.items())
+    if env == "0" or (env != "1" and forced) or mode != "tf32":
+        return None
+    if cin // g != 8 or cout // g != 8 or tuple(s) != (2, 2, 2) or tuple(d) != (1, 1, 1):
+        return None
+    if tuple(k) not in GSC_KERNELS:
+        return None
+    cl = (x.stride(1) == 1 and x.data_ptr() % 16 == 0
+          and all(x.stride(i) % 4 == 0 for i in (0, 2, 3, 4) if x.size(i) > 1)
+          and result_memory_format(x, x if w is None else w) == torch.channels_last_3d)
+    return f"gsc_tf32_k{k[0]}{k[1]}{k[2]}_{'cl' if cl else 'strided'}"
+
+
 def expected_path(x, spec, mode, w=None):
     """kernel_path, with "_prefill" where prefill says the host fills y first."""
     path = kernel_path(x, spec, mode, w)
@@ -636,13 +670,17 @@ def expected_path(x, spec, mode, w=None):
 
 
 def kernel_path(x, spec, mode, w=None):
-    """The kernel forward_cuda should pick: groups densified per dense_groups ("_dense"); the
+    """The kernel forward_cuda should pick: the grouped small-channel kernel per gsc_expected
+    (over every other kernel); groups densified per dense_groups ("_dense"); the
     non-overlapping kernel per pw_expected (in auto mode over every other kernel); else fused or
     per-phase halo (BN 16/32/48/64, at most 32 for strict fp32; its wgmma variant per
     wgmma_expected) per halo_kind, the per-phase one replaced by the transposed wgmma kernel
     per twg_expected (run length per twg_run), else v1 igemm (BN from Cout/groups); the 16-byte
     channel loader exactly when channels are unit-stride, whole 16-byte chunks and 16-byte
     aligned. w None: a contiguous w."""
+    gsc = gsc_expected(x, spec, mode, w)
+    if gsc is not None:
+        return gsc
     dense = dense_groups(spec, mode)
     if dense:
         spec = spec[:9] + (1,) + spec[10:]

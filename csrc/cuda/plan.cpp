@@ -1,6 +1,6 @@
 // Planning a CUDA forward (plan.h): the checks every fast plan needs and v1's tile
-// (plan_forward), densified groups, the planners of plan_halo.cpp, plan_twg.cpp and plan_pw.cpp
-// in that order, the output prefill, and the plan cache; and the helpers the planners share.
+// (plan_forward), densified groups, the planners of plan_halo.cpp, plan_twg.cpp, plan_pw.cpp and
+// plan_gsc.cpp in that order, the output prefill, and the plan cache; and the helpers the planners share.
 #include "plan.h"
 
 #include "fwd/dispatch.h"
@@ -237,6 +237,8 @@ FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x, bool w_align
   plan_halo(f, p, x);
   plan_twg(f, p, x);
   plan_pw(f, p, x, w_aligned);
+  plan_gsc(f, p0, x);
+  if (f.gsc) return f;  // no repack, prefill or densified groups
   fwd::set_grid_divs(a);
   fwd::set_box_divs(a);
   fwd::set_pw_divs(a);

@@ -35,16 +35,20 @@
 // build), layers whose kernel equals their stride (every output from one tap) with
 // channels_last x, or NCDHW x and y, take the non-overlapping kernel (fwd/pw_kernel.cuh,
 // plan_pw: one dense GEMM), over any other choice; CONVT3D_PW=1 forces it wherever legal, =0
-// never.
+// never. Grouped TF32 layers with 8 input and 8 output channels per group, stride 2 and
+// dilation 1 take the grouped small-channel kernel (fwd/gsc_kernel.cuh, plan_gsc: one group per
+// MMA, a CTA walking depth steps) over any other choice unless a switch forces another
+// family; CONVT3D_GSC=1 forces it wherever legal, =0 never.
 //
 // The planners by kernel family: plan_halo.cpp (v1's tile, the per-phase and fused halo
 // kernels), plan_twg.cpp (the transposed wgmma kernel), plan_pw.cpp (the non-overlapping
-// kernel); plan.cpp runs them in that order (plan_forward: each may replace the choice
+// kernel), plan_gsc.cpp (the grouped small-channel kernel); plan.cpp runs them in that order (plan_forward: each may replace the choice
 // before it), adds the prefill and densified groups, and caches plans (cached_plan);
 // forward_cuda.cpp runs the plan.
 #pragma once
 
 #include "../params.h"
+#include "fwd/gsc_args.h"
 #include "fwd/mode.h"
 #include "fwd/phases.h"
 #include "switches.h"
@@ -73,6 +77,9 @@ struct FastPlan {
   int dense_g = 1;     // > 1: that many groups packed into one block-diagonal weight
   int twg_nr = 0;      // > 0: the transposed wgmma kernel with this run length
   int pw_bn = 0;       // > 0: the non-overlapping kernel with this BN
+  bool gsc = false;    // the grouped small-channel kernel (plan_gsc.cpp), with gsc_args
+  bool gsc_cl = false; //   and its channels_last loader
+  fwd::GscArgs gsc_args;
   ConvT3dParams p;     // the geometry planned for (densified groups merged)
   fwd::FwdArgs args;  // geometry; pointers are filled at launch
   std::string name = "reference";
@@ -102,6 +109,8 @@ bool h16_x_ok(const at::Tensor& x);
 void plan_halo(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x);
 void plan_twg(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x);
 void plan_pw(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x, bool w_aligned);
+// p: the layer as called (before densifying groups)
+void plan_gsc(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x);
 
 // The plan of a call (plan_forward through a process-wide PlanCache); the switches are read
 // here, once per call.

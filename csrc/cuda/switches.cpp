@@ -47,6 +47,7 @@ constexpr Spec kSpecs[] = {
     {"PLAN_CACHE", &Switches::plan_cache, 1, {0}},
     {"FUSED_PAIR", &Switches::fused_pair, 2, {0, 1}},
     {"PDL", &Switches::pdl, 1, {0}},
+    {"GSC", &Switches::gsc, 2, {0, 1}},
 };
 constexpr int kNumSpecs = int(sizeof(kSpecs) / sizeof(kSpecs[0]));
 static_assert(kNumSpecs == Switches::kCount, "switches.cpp: one spec per switch");

@@ -38,14 +38,16 @@ struct Switches {
   int plan_cache = 1;   // CONVT3D_PLAN_CACHE=0: plan every call (timing, bisecting the cache)
   int fused_pair = -1;  // CONVT3D_FUSED_PAIR: 1 the fused kernel stores w-phase pairs wherever
                         // legal, 0 never; -1 the rule (plan_halo)
+  int gsc = -1;         // CONVT3D_GSC: 1 the grouped small-channel kernel wherever legal, 0
+                        // never; -1 where legal and no switch forces another family
   int pdl = 1;          // CONVT3D_PDL=0: pw and twg never launch before the repack (or the
                         // prefill, the scale pass) has finished (fwd/pdl.cuh)
 
-  static constexpr int kCount = 24;
+  static constexpr int kCount = 25;
   std::array<int, kCount> values() const {
     return {halo,   wgmma,      box_stream, twg,        twg_slices, twg_tma, twg_stack, twg_wstack,
             pw,     pw_bn,      pw_wdirect, pw_persist, pw_lean,    dense,   prefill,   plan_cache,
-            fused_pair, dense_skip, twg_bqw, twg_long, twg_stage, twg_h16, pw_h16, pdl};
+            fused_pair, dense_skip, twg_bqw, twg_long, twg_stage, twg_h16, pw_h16, pdl, gsc};
   }
 };
 

@@ -130,6 +130,24 @@ cudaError_t igemm_forward(Mode mode, int bn, bool kvec, const FwdArgs& a, int64_
   return cudaErrorInvalidValue;
 }
 
+bool gsc_supported(const int (&k)[3]) {
+#define CONVT3D_FWD_CASE(KD, KH, KW) \
+  if (k[0] == KD && k[1] == KH && k[2] == KW) return true;
+  CONVT3D_FWD_FOR_EACH_GSC_K(CONVT3D_FWD_CASE)
+#undef CONVT3D_FWD_CASE
+  return false;
+}
+
+cudaError_t gsc_forward(const GscArgs& a, bool cl, cudaStream_t stream) {
+#define CONVT3D_FWD_CASE(KD, KH, KW)                                                  \
+  if (a.k[0] == KD && a.k[1] == KH && a.k[2] == KW) {                                \
+    return cl ? launch_gsc<KD, KH, KW, true>(a, stream) : launch_gsc<KD, KH, KW, false>(a, stream); \
+  }
+  CONVT3D_FWD_FOR_EACH_GSC_K(CONVT3D_FWD_CASE)
+#undef CONVT3D_FWD_CASE
+  return cudaErrorInvalidValue;
+}
+
 cudaError_t repack_weight(Mode mode, const void* w, void* wp, const RepackArgs& r,
                           cudaStream_t stream) {
   switch (mode) {

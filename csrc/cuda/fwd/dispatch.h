@@ -38,6 +38,13 @@ cudaError_t twg_forward(Mode mode, int nr, bool kvec, const FwdArgs& a, int64_t 
 // kPwBns, with a.m_tiles, a.n_tiles, a.pad and a.out set for it.
 cudaError_t pw_forward(Mode mode, int bn, const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 
+// Whether the grouped small-channel kernel is instantiated for kernel size k.
+bool gsc_supported(const int (&k)[3]);
+
+// Launches the grouped small-channel forward (gsc_args.h; a's geometry, strides and
+// smem_bytes set by the host, plan_gsc.cpp); cl: channels_last x and y.
+cudaError_t gsc_forward(const GscArgs& a, bool cl, cudaStream_t stream);
+
 // Packs the weight (any strides) into the rows that r describes (launch.h: RepackArgs).
 // dense_g > 1 packs that many groups (cin_g and cout_g then count all of them) into one
 // block-diagonal weight, zero off the diagonal blocks. split > 0 (3xTF32 only): wp holds

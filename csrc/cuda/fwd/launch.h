@@ -3,6 +3,7 @@
 // without compiling any kernel and the mode files build in parallel.
 #pragma once
 
+#include "gsc_args.h"
 #include "mode.h"
 #include "phases.h"
 #include "tile_configs.h"
@@ -53,6 +54,12 @@ cudaError_t launch_twg(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 // instantiated in inst_twg_h16.cu.
 template <int NR, bool KVEC>
 cudaError_t launch_twg_h16(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
+
+// Grouped small-channel kernel (gsc_kernel.cuh, TF32, stride 2, 8 channels per group), one
+// kernel size of CONVT3D_FWD_FOR_EACH_GSC_K; CL: the channels_last loader. Instantiated in
+// inst_gsc_tf32.cu.
+template <int KD, int KH, int KW, bool CL>
+cudaError_t launch_gsc(const GscArgs& a, cudaStream_t stream);
 
 // Non-overlapping kernel (pw_kernel.cuh, sm_90a, bf16/fp16/TF32/3xTF32, channels_last or
 // NCDHW x), BN in kPwBns (3xTF32: up to kPwX3MaxBn); a.m_tiles, a.n_tiles, a.pad and a.out

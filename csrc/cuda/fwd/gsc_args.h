@@ -1,0 +1,64 @@
+// The grouped small-channel kernel's arguments and shape rules (gsc_kernel.cuh; planned in
+// plan_gsc.cpp). It runs grouped layers with 8 input and 8 output channels per group, stride 2
+// on every axis, dilation 1, in TF32: one group per MMA, so no MMA multiplies another group's
+// zeros (the densified halo kernel multiplies four groups' blocks). Torch-free.
+#pragma once
+
+#include <cstdint>
+
+namespace convt3d {
+namespace fwd {
+
+constexpr int kGscC = 8;          // input and output channels per group
+constexpr int kGscWindows = 3;    // windows of 16 w-phase positions per w block (96 outputs)
+constexpr int kGscRows = 4;       // h-phase rows per warp: a CTA covers 8 output rows
+constexpr int kGscThreads = 128;  // four warps, one per (d, h) output phase
+
+// The kernel sizes instantiated (inst_gsc_tf32.cu), as an X-macro over (KD, KH, KW): those
+// measured to pay. Suite case 5's (3, 5, 7) (13 taps per phase) ran in 0.11 ms against the
+// densified halo kernel's 0.22; (3, 3, 3) (3.4 taps per phase) lost on suite case 7, 1.62 ms
+// against the fused kernel's 0.90 (TF32 NCDHW, H200, design doc v57). The kernel takes any
+// size up to 8 per axis; add one here after measuring it.
+#define CONVT3D_FWD_FOR_EACH_GSC_K(X) X(3, 5, 7)
+
+constexpr int gsc_floor2(int a) { return a >= 0 ? a / 2 : -((1 - a) / 2); }
+
+// w positions a staged x row holds: a block's 48 phase positions plus the w taps' spread
+// (at most kw / 2 over both w phases and every padding parity). The kernel's row stride.
+constexpr int gsc_row_positions(int kw) { return 16 * kGscWindows + kw / 2; }
+
+// Input rows a CTA's 8 output rows read (the larger of the two padding parities).
+constexpr int gsc_plane_rows(int kh, int pad) {
+  return gsc_floor2(2 * kGscRows - 1 + pad) - gsc_floor2(pad - kh + 1) + 1;
+}
+constexpr int gsc_max_plane_rows(int kh) {
+  return gsc_plane_rows(kh, 0) > gsc_plane_rows(kh, 1) ? gsc_plane_rows(kh, 0)
+                                                        : gsc_plane_rows(kh, 1);
+}
+
+// Input planes one depth step (2 output planes) reads; the ring holds one more, the plane the
+// next step adds, loaded while this one computes.
+constexpr int gsc_step_planes(int kd, int pad) {
+  return gsc_floor2(1 + pad) - gsc_floor2(pad - kd + 1) + 1;
+}
+
+struct GscArgs {
+  const float* x = nullptr;
+  const float* w = nullptr;     // [Cin][8][KD][KH][KW], strides ws
+  const float* bias = nullptr;  // or null
+  float* y = nullptr;
+  int64_t xs[5] = {}, ys[5] = {};  // element strides, (n, c, d, h, w) order
+  int64_t ws[5] = {};              // w's, (ci, co, kd, kh, kw)
+  int n = 0, groups = 0;
+  int in[3] = {}, out[3] = {}, pad[3] = {};
+  int hd = 0, hh = 0;   // input planes a step reads, input rows a plane holds
+  int cw_min = 0;       // position 0 of a staged row is iw = 48 wb + cw_min
+  int tiles_h = 0, tiles_w = 0, nsteps = 0;
+  int chunk = 0, nchunks = 0;  // depth steps per CTA, CTAs per chain (set at launch)
+  int y_vec = 0;        // pairs of outputs stored as float2 (y's other strides even)
+  int smem_bytes = 0;
+  int k[3] = {};
+};
+
+}  // namespace fwd
+}  // namespace convt3d

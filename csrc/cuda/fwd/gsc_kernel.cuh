@@ -1,0 +1,337 @@
+// The grouped small-channel forward (gsc_args.h; planned in plan_gsc.cpp): 8 input and 8
+// output channels per group, stride 2, dilation 1, TF32 mma.sync m16n8k8 with M = 16 outputs
+// along w of one w phase, N = the group's 8 output channels, K = its 8 input channels of one
+// tap.
+//
+// A CTA walks a chain of depth steps (2 output planes each) for one (n, group, 8 output rows,
+// 96 output columns) and its four warps own the four (d, h) output phases, each both w phases:
+// - the group's weights sit in shared memory for the whole chain, in B-fragment order (one
+//   LDS.64 per fragment, loaded per w tap);
+// - x sits in a ring of input planes, position-major ([row][w][8 channels], the two 16-byte
+//   halves of a position swapped every 4 positions so ldmatrix is conflict-free); each step
+//   reads hd planes and needs one new one, loaded into registers while it computes and stored
+//   behind it, so one barrier a step;
+// - one ldmatrix.x4 loads an A fragment (16 positions x 8 channels), used by every (output
+//   row, tap) pair of the warp's 4 rows that reads that input row;
+// - each lane stores its two w phases' outputs as (ow, ow + 1) float2 pairs (NCDHW) or its two
+//   channels as pairs (channels_last): every store instruction writes whole 32-byte sectors.
+// Prototyped as v8 on branch wip/gsc-proto (scripts/proto/gsc_v7.cu; design doc v57): suite
+// case 5 TF32 NCDHW on an H200 in 0.086 ms there, 0.11 here, 0.21 on the densified halo kernel.
+#pragma once
+
+#include "gsc_args.h"
+#include "mma.cuh"
+#include "resident.h"
+#include "smem_attr.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace convt3d {
+namespace fwd {
+
+// Byte offset of (position p, channel half) in a staged row.
+__device__ __forceinline__ int gsc_pos_off(int p, int half) {
+  return p * 32 + ((half ^ ((p >> 2) & 1)) << 4);
+}
+
+// The (row, position) units of one plane a thread loads: KU at most per plane.
+template <int KU>
+struct GscLoader {
+  int goff[KU];       // ih * xs[3] + iw * xs[4] (the planner keeps it in int32)
+  uint32_t soff[KU];  // row * row bytes + gsc_pos_off(p, 0); the other half is soff ^ 16
+  bool hw_ok[KU], valid[KU];
+};
+
+// x planes: CL reads a position's 8 channels as two 16-byte loads (channels_last, aligned),
+// otherwise 8 loads a channel stride apart (coalesced along w for NCDHW).
+template <bool CL, int KU>
+__device__ __forceinline__ void gsc_load_plane(const GscArgs& a, const float* xg,
+                                               const GscLoader<KU>& L, int id,
+                                               float (&v)[KU][kGscC]) {
+  const bool din = id >= 0 && id < a.in[0];
+#pragma unroll
+  for (int j = 0; j < KU; ++j) {
+    const bool ok = din && L.hw_ok[j];
+    const float* src = xg + id * a.xs[2] + L.goff[j];
+    if constexpr (CL) {
+      const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
+      const float4 lo = ok ? __ldg(reinterpret_cast<const float4*>(src)) : z;
+      const float4 hi = ok ? __ldg(reinterpret_cast<const float4*>(src) + 1) : z;
+      v[j][0] = lo.x, v[j][1] = lo.y, v[j][2] = lo.z, v[j][3] = lo.w;
+      v[j][4] = hi.x, v[j][5] = hi.y, v[j][6] = hi.z, v[j][7] = hi.w;
+    } else {
+#pragma unroll
+      for (int c = 0; c < kGscC; ++c) v[j][c] = ok ? __ldg(src + c * a.xs[1]) : 0.f;
+    }
+  }
+}
+
+// Stores a loaded plane into its ring slot, rounded to TF32 (the tensor core truncates).
+template <int KU>
+__device__ __forceinline__ void gsc_store_plane(uint32_t plane, const GscLoader<KU>& L,
+                                                const float (&v)[KU][kGscC]) {
+#pragma unroll
+  for (int j = 0; j < KU; ++j) {
+    if (!L.valid[j]) continue;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(plane + (L.soff[j] ^ (half << 4))),
+                   "r"(tf32_rna(v[j][4 * half])), "r"(tf32_rna(v[j][4 * half + 1])),
+                   "r"(tf32_rna(v[j][4 * half + 2])), "r"(tf32_rna(v[j][4 * half + 3])));
+    }
+  }
+}
+
+// Two outputs: adjacent in w (NCDHW: the two w phases of one channel) or in channels
+// (channels_last: two channels of one position); float2 where y's strides allow it.
+__device__ __forceinline__ void gsc_store2(float* dst, int step, bool vec, bool second,
+                                           float v0, float v1) {
+  if (vec) {
+    *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+  } else {
+    dst[0] = v0;
+    if (second) dst[step] = v1;
+  }
+}
+
+// One warp's chain: output phase (pd, ph), whose first taps are TD0 = (pd + pad_d) & 1 and
+// TH0 = (ph + pad_h) & 1 (od0, oh0 are even), and TW0 = pad_w & 1 that of the even w phase.
+template <int KD, int KH, int KW, bool CL, int KU, int TD0, int TH0, int TW0>
+__device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, uint32_t ws,
+                                               int s0, int s1, int id_base, int oh_f, int ih_lo,
+                                               int jb, float* yg, float bias0, float bias1,
+                                               const float* xg, const GscLoader<KU>& L) {
+  constexpr int TDp = (KD - TD0 + 1) / 2, THp = (KH - TH0 + 1) / 2;
+  constexpr int TW1 = 1 - TW0;
+  constexpr int TWp0 = (KW - TW0 + 1) / 2, TWp1 = (KW - TW1 + 1) / 2;
+  constexpr int kTwMax = (KW + 1) / 2;
+  // a compile-time row stride makes every row step an immediate offset (a run-time one kept
+  // ~84 hoisted addresses live and spilled, design doc v57)
+  constexpr int kRow = gsc_row_positions(KW) * 32;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  const int pd = warp >> 1;
+  const int q0h = (oh_f + a.pad[1] - TH0) >> 1;
+  const int plane_bytes = a.hh * kRow;
+  const int ring = a.hd + 1;
+  // this lane's ldmatrix row: matrices 0, 1 hold channels 0-3 of positions 0-7, 8-15; 2, 3
+  // channels 4-7
+  const int lrow = (lane & 7) + ((lane >> 3) & 1) * 8, lhalf = lane >> 4;
+  int off[2][kTwMax];
+#pragma unroll
+  for (int pw = 0; pw < 2; ++pw) {
+    const int cwb = (pw + a.pad[2] - (pw ? TW1 : TW0)) >> 1;
+#pragma unroll
+    for (int t = 0; t < kTwMax; ++t)
+      off[pw][t] = gsc_pos_off(lrow + cwb - t - a.cw_min, lhalf) + (q0h - ih_lo) * kRow;
+  }
+  const bool vec = a.y_vec != 0;
+  const int wq = (a.out[2] + 1) / 2 - jb;  // this block's w-phase positions, at most 48
+  for (int s = s0; s < s1; ++s) {
+    const bool pf = s + 1 < s1;
+    float v[KU][kGscC];
+    if (pf) gsc_load_plane<CL>(a, xg, L, id_base + (s - s0) + a.hd, v);
+    const int od = 2 * s + pd;
+    const int q0d = (od + a.pad[0] - TD0) >> 1;
+    // the slot of tap m's plane, id = q0d - m
+    uint32_t pbase[TDp];
+#pragma unroll
+    for (int m = 0; m < TDp; ++m) pbase[m] = xs + ((q0d - m - id_base) % ring) * plane_bytes;
+    for (int mt = 0; mt < kGscWindows; ++mt) {
+      if (16 * mt >= wq) break;
+      float acc[kGscRows][2][4];
+#pragma unroll
+      for (int k = 0; k < kGscRows; ++k)
+#pragma unroll
+        for (int pw = 0; pw < 2; ++pw)
+#pragma unroll
+          for (int c = 0; c < 4; ++c) acc[k][pw][c] = 0.f;
+#pragma unroll
+      for (int pw = 0; pw < 2; ++pw) {
+#pragma unroll
+        for (int t = 0; t < kTwMax; ++t) {
+          if (t >= (pw ? TWp1 : TWp0)) break;
+          const int kw = (pw ? TW1 : TW0) + 2 * t;
+          uint32_t b[TDp][THp][2];
+#pragma unroll
+          for (int m = 0; m < TDp; ++m)
+#pragma unroll
+            for (int nn = 0; nn < THp; ++nn) {
+              const int tap = ((TD0 + 2 * m) * KH + (TH0 + 2 * nn)) * KW + kw;
+              asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n"
+                           : "=r"(b[m][nn][0]), "=r"(b[m][nn][1])
+                           : "r"(ws + (tap * 32 + lane) * 8));
+            }
+          // input row uh of tap m's plane feeds output row k through tap nn = k - uh
+#pragma unroll
+          for (int m = 0; m < TDp; ++m)
+#pragma unroll
+            for (int uh = -(THp - 1); uh < kGscRows; ++uh) {
+              uint32_t af[4];
+              ldmatrix_x4(af, pbase[m] + mt * 512 + uh * kRow + off[pw][t]);
+#pragma unroll
+              for (int k = 0; k < kGscRows; ++k) {
+                const int nn = k - uh;
+                if (nn < 0 || nn >= THp) continue;
+                mma_tf32_1688(acc[k][pw], af, b[m][nn]);
+              }
+            }
+        }
+      }
+      if (od < a.out[0]) {
+        // offsets within a plane in int32 (the planner checks they fit), the plane's in 64 bits
+        float* yplane = yg + od * a.ys[2];
+        const int ys1 = static_cast<int>(a.ys[1]), ys3 = static_cast<int>(a.ys[3]);
+        const int ys4 = static_cast<int>(a.ys[4]);
+#pragma unroll
+        for (int k = 0; k < kGscRows; ++k) {
+          const int oh = oh_f + 2 * k;
+          if (oh >= a.out[1]) continue;
+          float* yrow = yplane + (oh * ys3 + 2 * tq * ys1);
+#pragma unroll
+          for (int h2 = 0; h2 < 2; ++h2) {
+            const int j = 16 * mt + gq + 8 * h2;  // w-phase position in the block
+            if (j >= wq) continue;
+            const int ow = 2 * (jb + j);
+            if constexpr (CL) {
+              // channels 2 tq, 2 tq + 1 of positions ow (even phase) and ow + 1 (odd)
+#pragma unroll
+              for (int pw = 0; pw < 2; ++pw) {
+                if (ow + pw >= a.out[2]) continue;
+                gsc_store2(yrow + (ow + pw) * ys4, ys1, vec, true,
+                           acc[k][pw][2 * h2] + bias0, acc[k][pw][2 * h2 + 1] + bias1);
+              }
+            } else {
+              // positions ow, ow + 1 of channels 2 tq and 2 tq + 1
+#pragma unroll
+              for (int c = 0; c < 2; ++c) {
+                const float bb = c ? bias1 : bias0;
+                const bool both = ow + 1 < a.out[2];
+                gsc_store2(yrow + (c * ys1 + ow * ys4), ys4, vec && both, both,
+                           acc[k][0][2 * h2 + c] + bb, acc[k][1][2 * h2 + c] + bb);
+              }
+            }
+          }
+        }
+      }
+    }
+    // the new plane's slot held plane id_base + (s - s0) - 1, which no warp reads in step s
+    if (pf) gsc_store_plane(xs + ((s - s0 + a.hd) % ring) * plane_bytes, L, v);
+    __syncthreads();
+  }
+}
+
+// Grid: chains (n, group, h tile, w block) x nchunks, each CTA a run of `chunk` depth steps.
+template <int KD, int KH, int KW, bool CL>
+__global__ void __launch_bounds__(kGscThreads, 3) gsc_fwd_kernel(const GscArgs a) {
+  constexpr int T = KD * KH * KW;
+  constexpr int kRow = gsc_row_positions(KW) * 32;
+  constexpr int KU = (gsc_max_plane_rows(KH) * gsc_row_positions(KW) + kGscThreads - 1) / kGscThreads;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const uint32_t ws = smem_addr(smem);
+  const uint32_t xs = ws + T * 256;
+  int bid = blockIdx.x;
+  const int chunk = bid % a.nchunks;
+  bid /= a.nchunks;
+  const int tw = bid % a.tiles_w;
+  bid /= a.tiles_w;
+  const int th = bid % a.tiles_h;
+  bid /= a.tiles_h;
+  const int g = bid % a.groups, n = bid / a.groups;
+  const int s0 = chunk * a.chunk, s1 = min(a.nsteps, s0 + a.chunk);
+  if (s0 >= s1) return;
+  const int oh0 = th * 2 * kGscRows, jb = tw * 16 * kGscWindows;
+  const int ih_lo = gsc_floor2(oh0 + a.pad[1] - (KH - 1));
+  const int id_base = gsc_floor2(2 * s0 + a.pad[0] - (KD - 1));
+  // weights of group g, TF32-rounded, in B-fragment order [tap][lane = 4 co + ci % 4][ci / 4],
+  // walked in shared-memory order (conflict-free stores; the gathers, any strides, hit L1)
+  {
+    const float* wg = a.w + int64_t(g) * kGscC * a.ws[0];
+    constexpr int kTotal = kGscC * kGscC * T, kBatch = 8;
+    uint32_t* wsp = reinterpret_cast<uint32_t*>(smem);
+    for (int q0 = threadIdx.x; q0 < kTotal; q0 += kBatch * kGscThreads) {
+      float v[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const int q = q0 + u * kGscThreads, tap = q >> 6, ln = (q >> 1) & 31;
+        const int co = ln >> 2, ci = (ln & 3) + 4 * (q & 1);
+        const int kd = tap / (KH * KW), kh = tap / KW % KH, kw = tap % KW;
+        v[u] = q < kTotal ? __ldg(wg + ci * a.ws[0] + co * a.ws[1] + kd * a.ws[2] +
+                                  kh * a.ws[3] + kw * a.ws[4])
+                          : 0.f;
+      }
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const int q = q0 + u * kGscThreads;
+        if (q < kTotal) wsp[q] = tf32_rna(v[u]);
+      }
+    }
+  }
+  const float* xg = a.x + n * a.xs[0] + int64_t(g) * kGscC * a.xs[1];
+  GscLoader<KU> L;
+  constexpr int rowp = gsc_row_positions(KW);
+  const int units = a.hh * rowp;
+#pragma unroll
+  for (int j = 0; j < KU; ++j) {
+    const int u = threadIdx.x + kGscThreads * j, row = u / rowp, p = u % rowp;
+    const int ih = ih_lo + row, iw = jb + p + a.cw_min;
+    L.valid[j] = u < units;
+    L.hw_ok[j] = u < units && ih >= 0 && ih < a.in[1] && iw >= 0 && iw < a.in[2];
+    L.goff[j] = static_cast<int>(ih * a.xs[3] + iw * a.xs[4]);
+    L.soff[j] = row * kRow + gsc_pos_off(p, 0);
+  }
+  const int plane_bytes = a.hh * kRow;
+  for (int q = 0; q < a.hd; ++q) {
+    float v[KU][kGscC];
+    gsc_load_plane<CL>(a, xg, L, id_base + q, v);
+    gsc_store_plane(xs + q * plane_bytes, L, v);
+  }
+  __syncthreads();
+  const int warp = threadIdx.x >> 5, tq = threadIdx.x & 3;
+  const int pd = warp >> 1, ph = warp & 1;
+  const int oh_f = oh0 + ph;
+  float* yg = a.y + n * a.ys[0] + int64_t(g) * kGscC * a.ys[1];
+  const float bias0 = a.bias ? a.bias[g * kGscC + 2 * tq] : 0.f;
+  const float bias1 = a.bias ? a.bias[g * kGscC + 2 * tq + 1] : 0.f;
+  const int sel = (((pd + a.pad[0]) & 1) << 2) | (((ph + a.pad[1]) & 1) << 1) | (a.pad[2] & 1);
+#define CONVT3D_GSC_CASE(S)                                                                  \
+  case S:                                                                                    \
+    gsc_warp_chain<KD, KH, KW, CL, KU, (S >> 2) & 1, (S >> 1) & 1, S & 1>(                   \
+        a, xs, ws, s0, s1, id_base, oh_f, ih_lo, jb, yg, bias0, bias1, xg, L);               \
+    break;
+  switch (sel) {
+    CONVT3D_GSC_CASE(0) CONVT3D_GSC_CASE(1) CONVT3D_GSC_CASE(2) CONVT3D_GSC_CASE(3)
+    CONVT3D_GSC_CASE(4) CONVT3D_GSC_CASE(5) CONVT3D_GSC_CASE(6) CONVT3D_GSC_CASE(7)
+  }
+#undef CONVT3D_GSC_CASE
+}
+
+// Splits each chain's depth steps into as many runs as fill every resident CTA slot once (no
+// second wave; each run stages its weights and first planes once), then launches.
+template <int KD, int KH, int KW, bool CL>
+cudaError_t launch_gsc(const GscArgs& args, cudaStream_t stream) {
+  GscArgs a = args;
+  auto* kernel = gsc_fwd_kernel<KD, KH, KW, CL>;
+  cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
+  if (e != cudaSuccess) return e;
+  int slots = 0;
+  e = resident_ctas(reinterpret_cast<const void*>(kernel), kGscThreads, a.smem_bytes, &slots);
+  if (e != cudaSuccess) return e;
+  const int64_t chains = int64_t(a.n) * a.groups * a.tiles_h * a.tiles_w;
+  int64_t runs = slots / chains;
+  runs = runs < 1 ? 1 : (runs > a.nsteps ? a.nsteps : runs);
+  a.chunk = static_cast<int>((a.nsteps + runs - 1) / runs);
+  a.nchunks = (a.nsteps + a.chunk - 1) / a.chunk;
+  const int64_t grid = chains * a.nchunks;
+  if (grid > 0x7fffffff) return cudaErrorInvalidValue;
+  kernel<<<static_cast<unsigned>(grid), kGscThreads, a.smem_bytes, stream>>>(a);
+  return cudaGetLastError();
+}
+
+#define CONVT3D_FWD_INSTANTIATE_GSC_K(KD, KH, KW)                                 \
+  template cudaError_t launch_gsc<KD, KH, KW, false>(const GscArgs&, cudaStream_t); \
+  template cudaError_t launch_gsc<KD, KH, KW, true>(const GscArgs&, cudaStream_t);
+
+}  // namespace fwd
+}  // namespace convt3d

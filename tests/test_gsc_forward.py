@@ -1,0 +1,158 @@
+"""The grouped small-channel forward (csrc/cuda/fwd/gsc_kernel.cuh: 8 input and 8 output channels
+per group, stride 2, dilation 1, TF32, one group per MMA; a CTA walks depth steps over a ring of
+input planes) against an fp64 F.conv_transpose3d on the CPU.
+
+Covers the kernel size it is built for (3, 5, 7), every padding parity on each axis (which taps a warp's
+phase starts at), output_padding, odd output widths (scalar stores), outputs wider than one
+96-column block, odd output depths (a last step with one plane), chains of one step and of
+several (the ring wrapping), groups 1-5, bias, N > 1, layouts (channels_last: the vector loader;
+NCDHW, sliced and misaligned x: the strided loader), its switch (CONVT3D_GSC) against the other
+families' forcing switches, the layers it must leave to other kernels, and bitwise
+repeatability. Outputs start as NaN (conftest), so an unwritten element fails `check`.
+"""
+import pytest
+import torch
+
+from dispatch_mirror import gsc_expected
+from test_fast_forward import (allow_tf32, assert_bitwise_repeatable, check, geometry_args,
+                               make, ops, reference, run)
+
+pytestmark = pytest.mark.cuda
+
+TF32 = (torch.float32, True, 5e-4, "tf32")
+
+# N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups, bias
+GSC_CASES = [
+    # suite case 5's kernel and padding, shrunk
+    (2, 32, 32, (3, 4, 6), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4, False),
+    # every other padding parity per axis, odd output width, bias
+    (1, 16, 16, (4, 5, 9), (3, 5, 7), (2, 2, 2), (0, 1, 2), (0, 1, 0), (1, 1, 1), 2, True),
+    (2, 24, 24, (5, 3, 11), (3, 5, 7), (2, 2, 2), (2, 3, 0), (1, 0, 1), (1, 1, 1), 3, True),
+    # wider than one 96-column block (two and a partial third), odd depth
+    (1, 8, 8, (4, 3, 110), (3, 5, 7), (2, 2, 2), (1, 2, 3), (0, 1, 1), (1, 1, 1), 1, True),
+    # five groups, N > 1, one group
+    (2, 40, 40, (3, 6, 13), (3, 5, 7), (2, 2, 2), (0, 1, 0), (1, 0, 1), (1, 1, 1), 5, True),
+    (1, 8, 8, (5, 3, 4), (3, 5, 7), (2, 2, 2), (0, 2, 3), (1, 1, 0), (1, 1, 1), 1, False),
+    # tiny input, padding beyond the kernel's reach on one axis: rows read only zeros
+    (1, 8, 8, (1, 2, 1), (3, 5, 7), (2, 2, 2), (1, 3, 2), (1, 1, 1), (1, 1, 1), 1, True),
+]
+# Many chains (4 groups x 24 h tiles), so each splits into few runs of several depth steps (24
+# output planes) and the ring of planes wraps; once per layout (the fp64 reference is slow).
+LONG_CHAINS = (1, 32, 32, (12, 96, 5), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1),
+               4, True)
+
+
+def gsc_runs(spec, layout, w=None):
+    """Whether the gsc kernel runs spec in TF32 (by the dispatch mirror), asserting the op agrees."""
+    (x, wd, _), _ = make(spec, torch.float32, layout)
+    path = ops._forward_path(x, wd, *geometry_args(spec))
+    expected = gsc_expected(x, spec, "tf32", wd if w is None else w)
+    assert (path == expected) if expected else not path.startswith("gsc_"), (path, expected)
+    return expected is not None
+
+
+@pytest.mark.parametrize("layout", ["ncdhw", "cl", "sliced", "misaligned", "cl_misaligned",
+                                    "cl_narrow8"])
+@pytest.mark.parametrize("case", range(len(GSC_CASES)))
+def test_gsc_geometries(case, layout, monkeypatch):
+    monkeypatch.delenv("CONVT3D_GSC", raising=False)
+    spec = GSC_CASES[case]
+    with allow_tf32(True):
+        assert gsc_runs(spec, layout)  # legal in every layout: the strided loader takes any
+    run(spec, TF32, layout, kernel="gsc")
+
+
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+def test_gsc_long_chains(layout, monkeypatch):
+    monkeypatch.delenv("CONVT3D_GSC", raising=False)
+    run(LONG_CHAINS, TF32, layout, kernel="gsc")
+
+
+def test_gsc_loaders(monkeypatch):
+    """channels_last x in aligned 16-byte channel runs takes the vector loader ("_cl"); every
+    other layout the strided one."""
+    monkeypatch.delenv("CONVT3D_GSC", raising=False)
+    spec = GSC_CASES[0]
+    with allow_tf32(True):
+        for layout, tail in [("cl", "_cl"), ("cl_narrow8", "_cl"), ("ncdhw", "_strided"),
+                             ("cl_misaligned", "_strided"), ("sliced", "_strided")]:
+            (x, w, _), _ = make(spec, torch.float32, layout)
+            path = ops._forward_path(x, w, *geometry_args(spec))
+            assert path == "gsc_tf32_k357" + tail, (layout, path)
+
+
+def test_gsc_switches(monkeypatch):
+    """CONVT3D_GSC=0 never takes it; a switch forcing another family keeps it off, unless
+    CONVT3D_GSC=1; every choice matches fp64."""
+    spec = GSC_CASES[0]
+    (x, w, _), _ = make(spec, torch.float32, "ncdhw")
+    for env, other, gsc in [({"CONVT3D_GSC": "0"}, {}, False),
+                            ({}, {"CONVT3D_HALO": "1"}, False),
+                            ({}, {"CONVT3D_DENSE": "0"}, False),
+                            ({"CONVT3D_GSC": "1"}, {"CONVT3D_HALO": "2"}, True),
+                            ({}, {}, True)]:
+        for name in ("CONVT3D_GSC", "CONVT3D_HALO", "CONVT3D_DENSE"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in {**env, **other}.items():
+            monkeypatch.setenv(name, value)
+        with allow_tf32(True):
+            path = ops._forward_path(x, w, *geometry_args(spec))
+        assert path.startswith("gsc_") == gsc, (env, other, path)
+        run(spec, TF32, "ncdhw")
+
+
+# Layers the kernel must leave to the others (still checked against fp64 by `run`).
+NOT_GSC = [
+    # 16 channels per group, stride 1, dilation 2, uninstantiated kernel sizes (k3 lost to the
+    # fused kernel on suite case 7), Cout/g 4
+    (1, 32, 32, (3, 4, 6), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 2, False),
+    (1, 32, 32, (3, 4, 6), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 4, False),
+    (1, 32, 32, (3, 4, 6), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (2, 2, 2), 4, False),
+    (1, 32, 32, (3, 4, 6), (5, 5, 5), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 4, False),
+    (1, 32, 16, (3, 4, 6), (3, 5, 7), (2, 2, 2), (1, 2, 3), (0, 0, 0), (1, 1, 1), 4, False),
+    (1, 32, 32, (4, 5, 6), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 4, False),
+    (1, 16, 16, (3, 4, 7), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 2, True),
+]
+
+
+@pytest.mark.parametrize("case", range(len(NOT_GSC)))
+def test_gsc_not_taken(case, monkeypatch):
+    monkeypatch.delenv("CONVT3D_GSC", raising=False)
+    spec = NOT_GSC[case]
+    with allow_tf32(True):
+        assert not gsc_runs(spec, "ncdhw")
+    run(spec, TF32, "ncdhw")
+
+
+@pytest.mark.parametrize("precision", [(torch.bfloat16, True, 5e-3, "bf16"),
+                                       (torch.float32, False, 1e-6, "3xtf32")],
+                         ids=["bf16", "fp32strict"])
+def test_gsc_tf32_only(precision, monkeypatch):
+    """Other precisions of a legal geometry run the other kernels (GSC=1 too)."""
+    monkeypatch.setenv("CONVT3D_GSC", "1")
+    spec = GSC_CASES[0]
+    (x, w, _), _ = make(spec, precision[0], "ncdhw")
+    with allow_tf32(precision[1]):
+        assert not ops._forward_path(x, w, *geometry_args(spec)).startswith("gsc_")
+    run(spec, precision, "ncdhw")
+
+
+def test_gsc_weight_strides(monkeypatch):
+    """The kernel gathers its weights with any strides: a channels_last and a transposed-copy w
+    take it too and match fp64."""
+    monkeypatch.delenv("CONVT3D_GSC", raising=False)
+    spec = GSC_CASES[1]
+    (x, w, b), ref = make(spec, torch.float32, "ncdhw")
+    s, p, op, d, g = geometry_args(spec)
+    for wt in (w.contiguous(memory_format=torch.channels_last_3d),
+               w.transpose(3, 4).contiguous().transpose(3, 4)):
+        with allow_tf32(True):
+            assert ops._forward_path(x, wt, s, p, op, d, g).startswith("gsc_")
+            got = ops.conv_transpose3d(x, wt, b, s, p, op, d, g)
+        check(got, reference(spec, ref), 5e-4)
+
+
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+def test_gsc_bitwise_repeatable(layout, monkeypatch):
+    monkeypatch.delenv("CONVT3D_GSC", raising=False)
+    assert_bitwise_repeatable(GSC_CASES[2], TF32, layout, path_prefix="gsc_")

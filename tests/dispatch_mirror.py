@@ -629,6 +629,14 @@ def prefill(x, spec, path, w=None):
     return env == "1" or (s[2] > 1 and 2 * empty >= total)
 
 
+def channel_vector_ok(x, c_g, chunk):
+    """Mirror of channel_vector_ok (plan.cpp): x's channels unit-stride, each group's c_g
+    channels whole chunks of `chunk` elements, the data pointer 16-byte aligned and every other
+    stride of a non-size-1 dim a multiple of the chunk."""
+    return (x.stride(1) == 1 and c_g % chunk == 0 and x.data_ptr() % 16 == 0
+            and all(x.stride(i) % chunk == 0 for i in (0, 2, 3, 4) if x.size(i) > 1))
+
+
 GSC_KERNELS = ((3, 5, 7),)  # CONVT3D_FWD_FOR_EACH_GSC_K (gsc_args.h)
 GSC_OTHER_FORCED = {"CONVT3D_HALO": None, "CONVT3D_TWG": "1", "CONVT3D_PW": "1",
                     "CONVT3D_WGMMA": "1", "CONVT3D_DENSE": "0", "CONVT3D_DENSE_SKIP": None,
@@ -657,8 +665,7 @@ def gsc_expected(x, spec, mode, w=None):
         return None
     if tuple(k) not in GSC_KERNELS:
         return None
-    cl = (x.stride(1) == 1 and x.data_ptr() % 16 == 0
-          and all(x.stride(i) % 4 == 0 for i in (0, 2, 3, 4) if x.size(i) > 1)
+    cl = (channel_vector_ok(x, 8, 4)
           and result_memory_format(x, x if w is None else w) == torch.channels_last_3d)
     return f"gsc_tf32_k{k[0]}{k[1]}{k[2]}_{'cl' if cl else 'strided'}"
 
@@ -687,8 +694,7 @@ def kernel_path(x, spec, mode, w=None):
     _, cin, cout, _, _, _, _, _, _, g, _ = spec
     suffix = "_dense" if dense else ""
     chunk = 8 if mode in ("bf16", "fp16") else 4
-    kvec = (x.stride(1) == 1 and (cin // g) % chunk == 0 and x.data_ptr() % 16 == 0
-            and all(x.stride(i) % chunk == 0 for i in (0, 2, 3, 4) if x.size(i) > 1))
+    kvec = channel_vector_ok(x, cin // g, chunk)
     loader = "kvec" if kvec else "mfast"
     hmax = 32 if mode == "3xtf32" else 64
     hbn = next((c for c in (16, 32, 48, 64) if c == hmax or cout // g <= c), hmax)

@@ -42,11 +42,11 @@ LONG_CHAINS = (1, 32, 32, (12, 96, 5), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1
                4, True)
 
 
-def gsc_runs(spec, layout, w=None):
+def gsc_runs(spec, layout):
     """Whether the gsc kernel runs spec in TF32 (by the dispatch mirror), asserting the op agrees."""
-    (x, wd, _), _ = make(spec, torch.float32, layout)
-    path = ops._forward_path(x, wd, *geometry_args(spec))
-    expected = gsc_expected(x, spec, "tf32", wd if w is None else w)
+    (x, w, _), _ = make(spec, torch.float32, layout)
+    path = ops._forward_path(x, w, *geometry_args(spec))
+    expected = gsc_expected(x, spec, "tf32", w)
     assert (path == expected) if expected else not path.startswith("gsc_"), (path, expected)
     return expected is not None
 

@@ -87,7 +87,7 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "nopw": {"CONVT3D_PW": "0"},  # the automatic choice without the non-overlapping kernel
     "noprefill": {"CONVT3D_PREFILL": "0"},  # y's empty phases written by their own CTAs
     "nopdl": {"CONVT3D_PDL": "0"},  # pw and twg launched only once the repack has finished
-    "nogsc": {"CONVT3D_GSC": "0"},  # grouped 8 -> 8 stride-2 TF32 layers: the densified kernels
+    "nogsc": {"CONVT3D_GSC": "0"},  # grouped 8 -> 8 stride-2 layers: the densified kernels
     "auto_cpasync": {"CONVT3D_TWG_TMA": "0"},
     "auto_stream": {"CONVT3D_BOX_STREAM": "1"},
     "auto_reload": {"CONVT3D_BOX_STREAM": "0"},

@@ -39,7 +39,7 @@ CASES = [
      {"CONVT3D_PREFILL": "1", "CONVT3D_HALO": "1", "CONVT3D_TWG": "0"}),
     # fused with several resident channel chunks, output_padding rows, BN 48
     (1, 72, 40, (3, 4, 9), (4, 4, 4), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),
-    # the grouped small-channel kernel (TF32; the other modes run these elsewhere): suite case
+    # the grouped small-channel kernel (TF32, bf16, fp16; strict fp32 runs others): suite case
     # 5's kernel with 4 groups, and one group with other padding parities over two w blocks
     (1, 32, 32, (3, 4, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4,
      {"CONVT3D_GSC": "1"}),

@@ -644,8 +644,8 @@ GSC_OTHER_FORCED = {"CONVT3D_HALO": None, "CONVT3D_TWG": "1", "CONVT3D_PW": "1",
 
 
 def gsc_expected(x, spec, mode, w=None):
-    """Mirror of plan_gsc (plan_gsc.cpp): TF32 layers with 8 input and 8 output channels per
-    group, stride 2 and dilation 1 on every axis and a kernel size of GSC_KERNELS (any strides)
+    """Mirror of plan_gsc (plan_gsc.cpp): TF32, bf16 and fp16 layers with 8 input and 8 output
+    channels per group, stride 2 and dilation 1 on every axis and a kernel size of GSC_KERNELS (any strides)
     take the grouped small-channel kernel, unless CONVT3D_GSC=0, or a switch forces another
     family and CONVT3D_GSC is not 1. Returns its path name or None. ("cl": channels_last x in
     whole aligned 16-byte channel runs and a channels_last y; else "strided".)"""
@@ -659,15 +659,15 @@ def gsc_expected(x, spec, mode, w=None):
                 "CONVT3D_FUSED_PAIR": ("0", "1")}
     forced = any(os.environ.get(n) in (accepted[n] if v is None else (v,))
                  for n, v in GSC_OTHER_FORCED.items())
-    if env == "0" or (env != "1" and forced) or mode != "tf32":
+    if env == "0" or (env != "1" and forced) or mode not in ("tf32", "bf16", "fp16"):
         return None
     if cin // g != 8 or cout // g != 8 or tuple(s) != (2, 2, 2) or tuple(d) != (1, 1, 1):
         return None
     if tuple(k) not in GSC_KERNELS:
         return None
-    cl = (channel_vector_ok(x, 8, 4)
+    cl = (channel_vector_ok(x, 8, 4 if mode == "tf32" else 8)  # elements per 16 bytes
           and result_memory_format(x, x if w is None else w) == torch.channels_last_3d)
-    return f"gsc_tf32_k{k[0]}{k[1]}{k[2]}_{'cl' if cl else 'strided'}"
+    return f"gsc_{mode}_k{k[0]}{k[1]}{k[2]}_{'cl' if cl else 'strided'}"
 
 
 def expected_path(x, spec, mode, w=None):

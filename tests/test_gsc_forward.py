@@ -1,6 +1,6 @@
 """The grouped small-channel forward (csrc/cuda/fwd/gsc_kernel.cuh: 8 input and 8 output channels
-per group, stride 2, dilation 1, TF32, one group per MMA; a CTA walks depth steps over a ring of
-input planes) against an fp64 F.conv_transpose3d on the CPU.
+per group, stride 2, dilation 1, TF32, bf16 and fp16, one group per MMA; a CTA walks depth steps
+over a ring of input planes) against an fp64 F.conv_transpose3d on the CPU.
 
 Covers the kernel size it is built for (3, 5, 7), every padding parity on each axis (which taps a warp's
 phase starts at), output_padding, odd output widths (scalar stores), outputs wider than one
@@ -20,6 +20,10 @@ from test_fast_forward import (allow_tf32, assert_bitwise_repeatable, check, geo
 pytestmark = pytest.mark.cuda
 
 TF32 = (torch.float32, True, 5e-4, "tf32")
+# the kernel's precisions (gsc_prec.cuh)
+PRECISIONS = [pytest.param(TF32, id="tf32"),
+              pytest.param((torch.bfloat16, True, 5e-3, "bf16"), id="bf16"),
+              pytest.param((torch.float16, True, 5e-3, "fp16"), id="fp16")]
 
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups, bias
 GSC_CASES = [
@@ -42,43 +46,46 @@ LONG_CHAINS = (1, 32, 32, (12, 96, 5), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1
                4, True)
 
 
-def gsc_runs(spec, layout):
-    """Whether the gsc kernel runs spec in TF32 (by the dispatch mirror), asserting the op agrees."""
-    (x, w, _), _ = make(spec, torch.float32, layout)
-    path = ops._forward_path(x, w, *geometry_args(spec))
-    expected = gsc_expected(x, spec, "tf32", w)
+def gsc_runs(spec, layout, precision=TF32):
+    """Whether the gsc kernel runs spec (by the dispatch mirror), asserting the op agrees."""
+    (x, w, _), _ = make(spec, precision[0], layout)
+    with allow_tf32(precision[1]):
+        path = ops._forward_path(x, w, *geometry_args(spec))
+    expected = gsc_expected(x, spec, precision[3], w)
     assert (path == expected) if expected else not path.startswith("gsc_"), (path, expected)
     return expected is not None
 
 
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", ["ncdhw", "cl", "sliced", "misaligned", "cl_misaligned",
                                     "cl_narrow8"])
 @pytest.mark.parametrize("case", range(len(GSC_CASES)))
-def test_gsc_geometries(case, layout, monkeypatch):
+def test_gsc_geometries(case, layout, precision, monkeypatch):
     monkeypatch.delenv("CONVT3D_GSC", raising=False)
     spec = GSC_CASES[case]
-    with allow_tf32(True):
-        assert gsc_runs(spec, layout)  # legal in every layout: the strided loader takes any
-    run(spec, TF32, layout, kernel="gsc")
+    assert gsc_runs(spec, layout, precision)  # every layout: the strided loader takes any
+    run(spec, precision, layout, kernel="gsc")
 
 
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", ["ncdhw", "cl"])
-def test_gsc_long_chains(layout, monkeypatch):
+def test_gsc_long_chains(layout, precision, monkeypatch):
     monkeypatch.delenv("CONVT3D_GSC", raising=False)
-    run(LONG_CHAINS, TF32, layout, kernel="gsc")
+    run(LONG_CHAINS, precision, layout, kernel="gsc")
 
 
-def test_gsc_loaders(monkeypatch):
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_gsc_loaders(precision, monkeypatch):
     """channels_last x in aligned 16-byte channel runs takes the vector loader ("_cl"); every
     other layout the strided one."""
     monkeypatch.delenv("CONVT3D_GSC", raising=False)
     spec = GSC_CASES[0]
-    with allow_tf32(True):
+    with allow_tf32(precision[1]):
         for layout, tail in [("cl", "_cl"), ("cl_narrow8", "_cl"), ("ncdhw", "_strided"),
                              ("cl_misaligned", "_strided"), ("sliced", "_strided")]:
-            (x, w, _), _ = make(spec, torch.float32, layout)
+            (x, w, _), _ = make(spec, precision[0], layout)
             path = ops._forward_path(x, w, *geometry_args(spec))
-            assert path == "gsc_tf32_k357" + tail, (layout, path)
+            assert path == f"gsc_{precision[3]}_k357" + tail, (layout, path)
 
 
 def test_gsc_switches(monkeypatch):
@@ -124,13 +131,11 @@ def test_gsc_not_taken(case, monkeypatch):
     run(spec, TF32, "ncdhw")
 
 
-@pytest.mark.parametrize("precision", [(torch.bfloat16, True, 5e-3, "bf16"),
-                                       (torch.float32, False, 1e-6, "3xtf32")],
-                         ids=["bf16", "fp32strict"])
-def test_gsc_tf32_only(precision, monkeypatch):
-    """Other precisions of a legal geometry run the other kernels (GSC=1 too)."""
+def test_gsc_not_strict_fp32(monkeypatch):
+    """Strict fp32 (TF32 off) of a legal geometry runs the other kernels (GSC=1 too)."""
     monkeypatch.setenv("CONVT3D_GSC", "1")
     spec = GSC_CASES[0]
+    precision = (torch.float32, False, 1e-6, "3xtf32")
     (x, w, _), _ = make(spec, precision[0], "ncdhw")
     with allow_tf32(precision[1]):
         assert not ops._forward_path(x, w, *geometry_args(spec)).startswith("gsc_")
@@ -152,7 +157,8 @@ def test_gsc_weight_strides(monkeypatch):
         check(got, reference(spec, ref), 5e-4)
 
 
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("layout", ["ncdhw", "cl"])
-def test_gsc_bitwise_repeatable(layout, monkeypatch):
+def test_gsc_bitwise_repeatable(layout, precision, monkeypatch):
     monkeypatch.delenv("CONVT3D_GSC", raising=False)
-    assert_bitwise_repeatable(GSC_CASES[2], TF32, layout, path_prefix="gsc_")
+    assert_bitwise_repeatable(GSC_CASES[2], precision, layout, path_prefix="gsc_")

@@ -36,16 +36,17 @@ void forward_cuda(const ConvT3dParams& p, const at::Tensor& x, const at::Tensor&
   if (f.gsc) {
     // reads w itself (contiguous) and stages each group's weights per CTA: no repack
     fwd::GscArgs& g = f.gsc_args;
-    g.x = static_cast<const float*>(x.const_data_ptr());
-    g.w = static_cast<const float*>(w.const_data_ptr());
-    g.bias = bias.defined() ? static_cast<const float*>(bias.const_data_ptr()) : nullptr;
-    g.y = static_cast<float*>(y.mutable_data_ptr());
-    // float2 pairs: y 8-byte aligned and every stride but the pair's own even
+    g.x = x.const_data_ptr();
+    g.w = w.const_data_ptr();
+    g.bias = bias.defined() ? bias.const_data_ptr() : nullptr;
+    g.y = y.mutable_data_ptr();
+    // pairs stored as one word: y aligned to a pair and every stride but the pair's own even
     const int pair_dim = f.gsc_cl ? 1 : 4;
-    bool vec = reinterpret_cast<uintptr_t>(g.y) % 8 == 0 && p.y_st[pair_dim] == 1;
+    bool vec = reinterpret_cast<uintptr_t>(g.y) % (2 * y.element_size()) == 0 &&
+               p.y_st[pair_dim] == 1;
     for (int i = 0; i < 5; ++i) vec = vec && (i == pair_dim || p.y_st[i] % 2 == 0);
     g.y_vec = vec ? 1 : 0;
-    C10_CUDA_CHECK(fwd::gsc_forward(g, f.gsc_cl, stream));
+    C10_CUDA_CHECK(fwd::gsc_forward(f.mode, g, f.gsc_cl, stream));
     return;
   }
   fwd::FwdArgs& a = f.args;

@@ -1,5 +1,5 @@
-// The grouped small-channel kernel's planner (plan.h, fwd/gsc_kernel.cuh): TF32 layers with 8
-// input and 8 output channels per group, stride 2 and dilation 1 on every axis and a kernel
+// The grouped small-channel kernel's planner (plan.h, fwd/gsc_kernel.cuh): TF32, bf16 and fp16
+// layers with 8 input and 8 output channels per group, stride 2 and dilation 1 on every axis and a kernel
 // size of CONVT3D_FWD_FOR_EACH_GSC_K (x, w and y of any strides). It replaces any other
 // choice: the densified halo kernel, which multiplies every group's zero blocks, ran suite
 // case 5 in 0.22 ms TF32 NCDHW on an H200 against this kernel's 0.11 (design doc v57).
@@ -43,7 +43,10 @@ void plan_gsc(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   const Switches& sw = f.sw;
   const bool other_forced = sw.halo != -1 || sw.twg == 1 || sw.pw == 1 || sw.wgmma == 1 ||
                             sw.dense == 0 || sw.dense_skip != -1 || sw.fused_pair != -1;
-  if (sw.gsc == 0 || (sw.gsc == -1 && other_forced) || f.mode != fwd::Mode::kTf32) return;
+  const bool h16 = f.mode == fwd::Mode::kBf16 || f.mode == fwd::Mode::kFp16;
+  if (sw.gsc == 0 || (sw.gsc == -1 && other_forced) || (f.mode != fwd::Mode::kTf32 && !h16)) {
+    return;
+  }
   if (p.Cin_g != fwd::kGscC || p.Cout_g != fwd::kGscC) return;
   for (int i = 0; i < 3; ++i) {
     if (p.stride[i] != 2 || p.dil[i] != 1 || p.pad[i] > (1 << 20) || p.in[i] > (1 << 24) ||
@@ -88,11 +91,11 @@ void plan_gsc(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   g.nsteps = static_cast<int>(ceil_div(p.out[0], 2));
   const int64_t chains = p.N * p.groups * g.tiles_h * g.tiles_w;
   if (chains > std::numeric_limits<int32_t>::max()) return;
-  g.smem_bytes = static_cast<int>(p.k[0] * p.k[1] * p.k[2] * 256 +
-                                  int64_t(g.hd + 1) * g.hh * fwd::gsc_row_positions(g.k[2]) * 32);
+  g.smem_bytes = static_cast<int>(
+      fwd::gsc_smem_bytes(h16, g.k[0] * g.k[1] * g.k[2], g.hd, g.hh, g.k[2]));
   // channels_last x (16-byte channel runs) and y (unit channel stride): the vector loader and
   // channel-pair stores; anything else the strided loader and w-pair stores
-  f.gsc_cl = channel_vector_ok(x, p.x_st, fwd::kGscC, 4) && p.y_st[1] == 1;
+  f.gsc_cl = channel_vector_ok(x, p.x_st, fwd::kGscC, h16 ? 8 : 4) && p.y_st[1] == 1;
   f.gsc = true;
   f.gsc_args = g;
   f.halo = false;
@@ -101,8 +104,8 @@ void plan_gsc(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   f.dense_g = 1;
   f.p = p;
   f.blocks = chains;
-  f.name = "gsc_tf32_k" + std::to_string(g.k[0]) + std::to_string(g.k[1]) +
-           std::to_string(g.k[2]) + (f.gsc_cl ? "_cl" : "_strided");
+  f.name = std::string("gsc_") + fwd::mode_name(f.mode) + "_k" + std::to_string(g.k[0]) +
+           std::to_string(g.k[1]) + std::to_string(g.k[2]) + (f.gsc_cl ? "_cl" : "_strided");
 }
 
 }  // namespace planner

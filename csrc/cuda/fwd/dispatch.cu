@@ -62,6 +62,18 @@ cudaError_t pw_by_bn(int bn, const FwdArgs& a, int64_t blocks, cudaStream_t s) {
   return cudaErrorInvalidValue;
 }
 
+template <Mode MODE>
+cudaError_t gsc_by_size(const GscArgs& a, bool cl, cudaStream_t stream) {
+#define CONVT3D_FWD_CASE(KD, KH, KW)                                            \
+  if (a.k[0] == KD && a.k[1] == KH && a.k[2] == KW) {                          \
+    return cl ? launch_gsc<MODE, KD, KH, KW, true>(a, stream)                   \
+              : launch_gsc<MODE, KD, KH, KW, false>(a, stream);                 \
+  }
+  CONVT3D_FWD_FOR_EACH_GSC_K(CONVT3D_FWD_CASE)
+#undef CONVT3D_FWD_CASE
+  return cudaErrorInvalidValue;
+}
+
 }  // namespace
 
 cudaError_t pw_forward(Mode mode, int bn, const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
@@ -138,14 +150,13 @@ bool gsc_supported(const int (&k)[3]) {
   return false;
 }
 
-cudaError_t gsc_forward(const GscArgs& a, bool cl, cudaStream_t stream) {
-#define CONVT3D_FWD_CASE(KD, KH, KW)                                                  \
-  if (a.k[0] == KD && a.k[1] == KH && a.k[2] == KW) {                                \
-    return cl ? launch_gsc<KD, KH, KW, true>(a, stream) : launch_gsc<KD, KH, KW, false>(a, stream); \
+cudaError_t gsc_forward(Mode mode, const GscArgs& a, bool cl, cudaStream_t stream) {
+  switch (mode) {
+    case Mode::kTf32: return gsc_by_size<Mode::kTf32>(a, cl, stream);
+    case Mode::kBf16: return gsc_by_size<Mode::kBf16>(a, cl, stream);
+    case Mode::kFp16: return gsc_by_size<Mode::kFp16>(a, cl, stream);
+    default: return cudaErrorInvalidValue;
   }
-  CONVT3D_FWD_FOR_EACH_GSC_K(CONVT3D_FWD_CASE)
-#undef CONVT3D_FWD_CASE
-  return cudaErrorInvalidValue;
 }
 
 cudaError_t repack_weight(Mode mode, const void* w, void* wp, const RepackArgs& r,

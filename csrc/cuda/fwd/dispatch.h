@@ -43,7 +43,7 @@ bool gsc_supported(const int (&k)[3]);
 
 // Launches the grouped small-channel forward (gsc_args.h; a's geometry, strides and
 // smem_bytes set by the host, plan_gsc.cpp); cl: channels_last x and y.
-cudaError_t gsc_forward(const GscArgs& a, bool cl, cudaStream_t stream);
+cudaError_t gsc_forward(Mode mode, const GscArgs& a, bool cl, cudaStream_t stream);
 
 // Packs the weight (any strides) into the rows that r describes (launch.h: RepackArgs).
 // dense_g > 1 packs that many groups (cin_g and cout_g then count all of them) into one

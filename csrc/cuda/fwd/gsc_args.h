@@ -1,6 +1,6 @@
 // The grouped small-channel kernel's arguments and shape rules (gsc_kernel.cuh; planned in
 // plan_gsc.cpp). It runs grouped layers with 8 input and 8 output channels per group, stride 2
-// on every axis, dilation 1, in TF32: one group per MMA, so no MMA multiplies another group's
+// on every axis, dilation 1, in TF32, bf16 or fp16: one group per MMA, so no MMA multiplies another group's
 // zeros (the densified halo kernel multiplies four groups' blocks). Torch-free.
 #pragma once
 
@@ -14,7 +14,7 @@ constexpr int kGscWindows = 3;    // windows of 16 w-phase positions per w block
 constexpr int kGscRows = 4;       // h-phase rows per warp: a CTA covers 8 output rows
 constexpr int kGscThreads = 128;  // four warps, one per (d, h) output phase
 
-// The kernel sizes instantiated (inst_gsc_tf32.cu), as an X-macro over (KD, KH, KW): those
+// The kernel sizes instantiated (inst_gsc_*.cu), as an X-macro over (KD, KH, KW): those
 // measured to pay. Suite case 5's (3, 5, 7) (13 taps per phase) ran in 0.11 ms against the
 // densified halo kernel's 0.22; (3, 3, 3) (3.4 taps per phase) lost on suite case 7, 1.62 ms
 // against the fused kernel's 0.90 (TF32 NCDHW, H200, design doc v57). The kernel takes any
@@ -43,10 +43,10 @@ constexpr int gsc_step_planes(int kd, int pad) {
 }
 
 struct GscArgs {
-  const float* x = nullptr;
-  const float* w = nullptr;     // [Cin][8][KD][KH][KW], strides ws
-  const float* bias = nullptr;  // or null
-  float* y = nullptr;
+  const void* x = nullptr;     // all four of the layer's dtype (float, bf16 or fp16)
+  const void* w = nullptr;     // [Cin][8][KD][KH][KW], strides ws
+  const void* bias = nullptr;  // or null
+  void* y = nullptr;
   int64_t xs[5] = {}, ys[5] = {};  // element strides, (n, c, d, h, w) order
   int64_t ws[5] = {};              // w's, (ci, co, kd, kh, kw)
   int n = 0, groups = 0;
@@ -55,10 +55,17 @@ struct GscArgs {
   int cw_min = 0;       // position 0 of a staged row is iw = 48 wb + cw_min
   int tiles_h = 0, tiles_w = 0, nsteps = 0;
   int chunk = 0, nchunks = 0;  // depth steps per CTA, CTAs per chain (set at launch)
-  int y_vec = 0;        // pairs of outputs stored as float2 (y's other strides even)
+  int y_vec = 0;        // pairs of outputs stored as one word (y's other strides even)
   int smem_bytes = 0;
   int k[3] = {};
 };
+
+// Dynamic shared memory: the group's weights (TF32: two words per lane and tap, 16-bit: one)
+// and the ring of hd + 1 planes of hh rows (TF32: 32 bytes a position, 16-bit: 16).
+constexpr int64_t gsc_smem_bytes(bool h16, int taps, int hd, int hh, int kw) {
+  return int64_t(taps) * (h16 ? 128 : 256) +
+         int64_t(hd + 1) * hh * gsc_row_positions(kw) * (h16 ? 16 : 32);
+}
 
 }  // namespace fwd
 }  // namespace convt3d

@@ -1,25 +1,25 @@
 // The grouped small-channel forward (gsc_args.h; planned in plan_gsc.cpp): 8 input and 8
-// output channels per group, stride 2, dilation 1, TF32 mma.sync m16n8k8 with M = 16 outputs
+// output channels per group, stride 2, dilation 1, one group per mma.sync with M = 16 outputs
 // along w of one w phase, N = the group's 8 output channels, K = its 8 input channels of one
-// tap.
+// w tap (TF32 m16n8k8) or of two (bf16, fp16 m16n8k16); gsc_prec.cuh holds what differs.
 //
 // A CTA walks a chain of depth steps (2 output planes each) for one (n, group, 8 output rows,
 // 96 output columns) and its four warps own the four (d, h) output phases, each both w phases:
 // - the group's weights sit in shared memory for the whole chain, in B-fragment order (one
-//   LDS.64 per fragment, loaded per w tap);
-// - x sits in a ring of input planes, position-major ([row][w][8 channels], the two 16-byte
-//   halves of a position swapped every 4 positions so ldmatrix is conflict-free); each step
-//   reads hd planes and needs one new one, loaded into registers while it computes and stored
-//   behind it, so one barrier a step;
-// - one ldmatrix.x4 loads an A fragment (16 positions x 8 channels), used by every (output
-//   row, tap) pair of the warp's 4 rows that reads that input row;
-// - each lane stores its two w phases' outputs as (ow, ow + 1) float2 pairs (NCDHW) or its two
+//   shared load per fragment and tap);
+// - x sits in a ring of input planes, position-major ([row][w][8 channels]); each step reads hd
+//   planes and needs one new one, loaded into registers while it computes and stored behind
+//   it, so one barrier a step;
+// - one ldmatrix.x4 loads an A fragment (16 positions x 8 channels x 1 or 2 taps), used by
+//   every (output row, tap) pair of the warp's 4 rows that reads that input row;
+// - each lane stores its two w phases' outputs as (ow, ow + 1) pairs (NCDHW) or its two
 //   channels as pairs (channels_last): every store instruction writes whole 32-byte sectors.
 // Prototyped as v8 on branch wip/gsc-proto (scripts/proto/gsc_v7.cu; design doc v57): suite
 // case 5 TF32 NCDHW on an H200 in 0.086 ms there, 0.11 here, 0.21 on the densified halo kernel.
 #pragma once
 
 #include "gsc_args.h"
+#include "gsc_prec.cuh"
 #include "mma.cuh"
 #include "resident.h"
 #include "smem_attr.h"
@@ -31,107 +31,114 @@
 namespace convt3d {
 namespace fwd {
 
-// Byte offset of (position p, channel half) in a staged row.
-__device__ __forceinline__ int gsc_pos_off(int p, int half) {
-  return p * 32 + ((half ^ ((p >> 2) & 1)) << 4);
-}
-
 // The (row, position) units of one plane a thread loads: KU at most per plane.
 template <int KU>
 struct GscLoader {
   int goff[KU];       // ih * xs[3] + iw * xs[4] (the planner keeps it in int32)
-  uint32_t soff[KU];  // row * row bytes + gsc_pos_off(p, 0); the other half is soff ^ 16
+  uint32_t soff[KU];  // row * row bytes + pos_off(p, 0); a TF32 position's other half: ^ 16
   bool hw_ok[KU], valid[KU];
 };
 
-// x planes: CL reads a position's 8 channels as two 16-byte loads (channels_last, aligned),
-// otherwise 8 loads a channel stride apart (coalesced along w for NCDHW).
-template <bool CL, int KU>
-__device__ __forceinline__ void gsc_load_plane(const GscArgs& a, const float* xg,
+// x planes, raw bits, one 16-byte part per 4 (TF32) or 8 (16-bit) channels: CL reads each part
+// as one 16-byte load (channels_last, aligned), otherwise one load per channel, a channel
+// stride apart (coalesced along w for NCDHW).
+template <Mode MODE, bool CL, int KU>
+__device__ __forceinline__ void gsc_load_plane(const GscArgs& a, const typename GscPrec<MODE>::Elem* xg,
                                                const GscLoader<KU>& L, int id,
-                                               float (&v)[KU][kGscC]) {
+                                               uint4 (&v)[KU][GscPrec<MODE>::kPosBytes / 16]) {
+  using P = GscPrec<MODE>;
+  constexpr int kParts = P::kPosBytes / 16, kRun = 16 / sizeof(typename P::Elem);
   const bool din = id >= 0 && id < a.in[0];
 #pragma unroll
   for (int j = 0; j < KU; ++j) {
     const bool ok = din && L.hw_ok[j];
-    const float* src = xg + id * a.xs[2] + L.goff[j];
-    if constexpr (CL) {
-      const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
-      const float4 lo = ok ? __ldg(reinterpret_cast<const float4*>(src)) : z;
-      const float4 hi = ok ? __ldg(reinterpret_cast<const float4*>(src) + 1) : z;
-      v[j][0] = lo.x, v[j][1] = lo.y, v[j][2] = lo.z, v[j][3] = lo.w;
-      v[j][4] = hi.x, v[j][5] = hi.y, v[j][6] = hi.z, v[j][7] = hi.w;
-    } else {
+    const auto* src = xg + id * a.xs[2] + L.goff[j];
 #pragma unroll
-      for (int c = 0; c < kGscC; ++c) v[j][c] = ok ? __ldg(src + c * a.xs[1]) : 0.f;
+    for (int part = 0; part < kParts; ++part) {
+      if constexpr (CL) {
+        v[j][part] = ok ? __ldg(reinterpret_cast<const uint4*>(src) + part) : make_uint4(0, 0, 0, 0);
+      } else {
+        uint32_t h[kRun];
+#pragma unroll
+        for (int c = 0; c < kRun; ++c) h[c] = ok ? ld_bits(src + (part * kRun + c) * a.xs[1]) : 0u;
+        v[j][part] = pack_bits16<kRun>(h);
+      }
     }
   }
 }
 
-// Stores a loaded plane into its ring slot, rounded to TF32 (the tensor core truncates).
-template <int KU>
+// Stores a loaded plane into its ring slot (TF32: rounded, the tensor core truncates).
+template <Mode MODE, int KU, int kParts>
 __device__ __forceinline__ void gsc_store_plane(uint32_t plane, const GscLoader<KU>& L,
-                                                const float (&v)[KU][kGscC]) {
+                                                const uint4 (&v)[KU][kParts]) {
+  using P = GscPrec<MODE>;
 #pragma unroll
   for (int j = 0; j < KU; ++j) {
     if (!L.valid[j]) continue;
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(plane + (L.soff[j] ^ (half << 4))),
-                   "r"(tf32_rna(v[j][4 * half])), "r"(tf32_rna(v[j][4 * half + 1])),
-                   "r"(tf32_rna(v[j][4 * half + 2])), "r"(tf32_rna(v[j][4 * half + 3])));
+    for (int part = 0; part < kParts; ++part) {
+      asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(plane + (L.soff[j] ^ (part << 4))),
+                   "r"(P::operand(v[j][part].x)), "r"(P::operand(v[j][part].y)),
+                   "r"(P::operand(v[j][part].z)), "r"(P::operand(v[j][part].w)));
     }
   }
 }
 
 // Two outputs: adjacent in w (NCDHW: the two w phases of one channel) or in channels
-// (channels_last: two channels of one position); float2 where y's strides allow it.
-__device__ __forceinline__ void gsc_store2(float* dst, int step, bool vec, bool second,
-                                           float v0, float v1) {
+// (channels_last: two channels of one position); one store where y's strides allow it.
+template <typename T>
+__device__ __forceinline__ void gsc_store2(T* dst, int step, bool vec, bool second, float v0,
+                                           float v1) {
   if (vec) {
-    *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+    store_pair(dst, from_float<T>(v0), from_float<T>(v1));
   } else {
-    dst[0] = v0;
-    if (second) dst[step] = v1;
+    dst[0] = from_float<T>(v0);
+    if (second) dst[step] = from_float<T>(v1);
   }
 }
 
 // One warp's chain: output phase (pd, ph), whose first taps are TD0 = (pd + pad_d) & 1 and
 // TH0 = (ph + pad_h) & 1 (od0, oh0 are even), and TW0 = pad_w & 1 that of the even w phase.
-template <int KD, int KH, int KW, bool CL, int KU, int TD0, int TH0, int TW0>
+template <Mode MODE, int KD, int KH, int KW, bool CL, int KU, int TD0, int TH0, int TW0>
 __device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, uint32_t ws,
                                                int s0, int s1, int id_base, int oh_f, int ih_lo,
-                                               int jb, float* yg, float bias0, float bias1,
-                                               const float* xg, const GscLoader<KU>& L) {
+                                               int jb, typename GscPrec<MODE>::Elem* yg,
+                                               float bias0, float bias1,
+                                               const typename GscPrec<MODE>::Elem* xg,
+                                               const GscLoader<KU>& L) {
+  using P = GscPrec<MODE>;
   constexpr int TDp = (KD - TD0 + 1) / 2, THp = (KH - TH0 + 1) / 2;
   constexpr int TW1 = 1 - TW0;
   constexpr int TWp0 = (KW - TW0 + 1) / 2, TWp1 = (KW - TW1 + 1) / 2;
-  constexpr int kTwMax = (KW + 1) / 2;
+  // K steps of the larger w phase
+  constexpr int kSteps = ((KW + 1) / 2 + P::kTapsPerStep - 1) / P::kTapsPerStep;
   // a compile-time row stride makes every row step an immediate offset (a run-time one kept
   // ~84 hoisted addresses live and spilled, design doc v57)
-  constexpr int kRow = gsc_row_positions(KW) * 32;
+  constexpr int kRow = gsc_row_positions(KW) * P::kPosBytes;
+  constexpr int kWindow = 16 * P::kPosBytes;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
   const int pd = warp >> 1;
   const int q0h = (oh_f + a.pad[1] - TH0) >> 1;
   const int plane_bytes = a.hh * kRow;
   const int ring = a.hd + 1;
-  // this lane's ldmatrix row: matrices 0, 1 hold channels 0-3 of positions 0-7, 8-15; 2, 3
-  // channels 4-7
-  const int lrow = (lane & 7) + ((lane >> 3) & 1) * 8, lhalf = lane >> 4;
-  int off[2][kTwMax];
+  // this lane's ldmatrix row: matrices 0, 1 hold positions 0-7, 8-15; lsel picks 2, 3's part
+  const int lrow = (lane & 7) + ((lane >> 3) & 1) * 8, lsel = lane >> 4;
+  int off[2][kSteps];
 #pragma unroll
   for (int pw = 0; pw < 2; ++pw) {
     const int cwb = (pw + a.pad[2] - (pw ? TW1 : TW0)) >> 1;
 #pragma unroll
-    for (int t = 0; t < kTwMax; ++t)
-      off[pw][t] = gsc_pos_off(lrow + cwb - t - a.cw_min, lhalf) + (q0h - ih_lo) * kRow;
+    for (int st = 0; st < kSteps; ++st) {
+      const int t = P::lane_tap(st, lsel, pw ? TWp1 : TWp0);
+      off[pw][st] = P::pos_off(lrow + cwb - t - a.cw_min, lsel) + (q0h - ih_lo) * kRow;
+    }
   }
   const bool vec = a.y_vec != 0;
   const int wq = (a.out[2] + 1) / 2 - jb;  // this block's w-phase positions, at most 48
   for (int s = s0; s < s1; ++s) {
     const bool pf = s + 1 < s1;
-    float v[KU][kGscC];
-    if (pf) gsc_load_plane<CL>(a, xg, L, id_base + (s - s0) + a.hd, v);
+    uint4 v[KU][P::kPosBytes / 16];
+    if (pf) gsc_load_plane<MODE, CL>(a, xg, L, id_base + (s - s0) + a.hd, v);
     const int od = 2 * s + pd;
     const int q0d = (od + a.pad[0] - TD0) >> 1;
     // the slot of tap m's plane, id = q0d - m
@@ -150,45 +157,43 @@ __device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, ui
 #pragma unroll
       for (int pw = 0; pw < 2; ++pw) {
 #pragma unroll
-        for (int t = 0; t < kTwMax; ++t) {
-          if (t >= (pw ? TWp1 : TWp0)) break;
-          const int kw = (pw ? TW1 : TW0) + 2 * t;
+        for (int st = 0; st < kSteps; ++st) {
+          const int twp = pw ? TWp1 : TWp0;
+          if (st * P::kTapsPerStep >= twp) break;
+          const bool two = st * P::kTapsPerStep + 1 < twp;
+          const int kw = (pw ? TW1 : TW0) + 2 * P::kTapsPerStep * st;
           uint32_t b[TDp][THp][2];
 #pragma unroll
           for (int m = 0; m < TDp; ++m)
 #pragma unroll
-            for (int nn = 0; nn < THp; ++nn) {
-              const int tap = ((TD0 + 2 * m) * KH + (TH0 + 2 * nn)) * KW + kw;
-              asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n"
-                           : "=r"(b[m][nn][0]), "=r"(b[m][nn][1])
-                           : "r"(ws + (tap * 32 + lane) * 8));
-            }
+            for (int nn = 0; nn < THp; ++nn)
+              P::load_b(ws, ((TD0 + 2 * m) * KH + (TH0 + 2 * nn)) * KW + kw, lane, two, b[m][nn]);
           // input row uh of tap m's plane feeds output row k through tap nn = k - uh
 #pragma unroll
           for (int m = 0; m < TDp; ++m)
 #pragma unroll
             for (int uh = -(THp - 1); uh < kGscRows; ++uh) {
               uint32_t af[4];
-              ldmatrix_x4(af, pbase[m] + mt * 512 + uh * kRow + off[pw][t]);
+              ldmatrix_x4(af, pbase[m] + mt * kWindow + uh * kRow + off[pw][st]);
 #pragma unroll
               for (int k = 0; k < kGscRows; ++k) {
                 const int nn = k - uh;
                 if (nn < 0 || nn >= THp) continue;
-                mma_tf32_1688(acc[k][pw], af, b[m][nn]);
+                P::mma(acc[k][pw], af, b[m][nn]);
               }
             }
         }
       }
       if (od < a.out[0]) {
         // offsets within a plane in int32 (the planner checks they fit), the plane's in 64 bits
-        float* yplane = yg + od * a.ys[2];
+        auto* yplane = yg + od * a.ys[2];
         const int ys1 = static_cast<int>(a.ys[1]), ys3 = static_cast<int>(a.ys[3]);
         const int ys4 = static_cast<int>(a.ys[4]);
 #pragma unroll
         for (int k = 0; k < kGscRows; ++k) {
           const int oh = oh_f + 2 * k;
           if (oh >= a.out[1]) continue;
-          float* yrow = yplane + (oh * ys3 + 2 * tq * ys1);
+          auto* yrow = yplane + (oh * ys3 + 2 * tq * ys1);
 #pragma unroll
           for (int h2 = 0; h2 < 2; ++h2) {
             const int j = 16 * mt + gq + 8 * h2;  // w-phase position in the block
@@ -217,20 +222,51 @@ __device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, ui
       }
     }
     // the new plane's slot held plane id_base + (s - s0) - 1, which no warp reads in step s
-    if (pf) gsc_store_plane(xs + ((s - s0 + a.hd) % ring) * plane_bytes, L, v);
+    if (pf) gsc_store_plane<MODE>(xs + ((s - s0 + a.hd) % ring) * plane_bytes, L, v);
     __syncthreads();
   }
 }
 
+// The group's weights in B-fragment order (GscPrec::weight_word), walked in shared-memory order
+// (conflict-free stores; the gathers, any strides, hit L1), 8 words in flight per thread.
+template <Mode MODE, int KD, int KH, int KW>
+__device__ __forceinline__ void gsc_stage_weights(const GscArgs& a, int g, uint32_t* wsp) {
+  using P = GscPrec<MODE>;
+  using T = typename P::Elem;
+  constexpr int kE = 4 / sizeof(T);  // elements per word (consecutive input channels)
+  constexpr int kTotal = KD * KH * KW * P::kTapWords, kBatch = 8;
+  const T* wg = static_cast<const T*>(a.w) + int64_t(g) * kGscC * a.ws[0];
+  for (int q0 = threadIdx.x; q0 < kTotal; q0 += kBatch * kGscThreads) {
+    uint32_t bits[kBatch][kE];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int q = q0 + u * kGscThreads;
+      int tap, co, ci;
+      P::weight_word(q, tap, co, ci);
+      const int kd = tap / (KH * KW), kh = tap / KW % KH, kw = tap % KW;
+      const T* src = wg + ci * a.ws[0] + co * a.ws[1] + kd * a.ws[2] + kh * a.ws[3] + kw * a.ws[4];
+#pragma unroll
+      for (int e = 0; e < kE; ++e) bits[u][e] = q < kTotal ? ld_bits(src + e * a.ws[0]) : 0u;
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int q = q0 + u * kGscThreads;
+      if (q < kTotal) wsp[q] = P::pack_weight(bits[u]);
+    }
+  }
+}
+
 // Grid: chains (n, group, h tile, w block) x nchunks, each CTA a run of `chunk` depth steps.
-template <int KD, int KH, int KW, bool CL>
+template <Mode MODE, int KD, int KH, int KW, bool CL>
 __global__ void __launch_bounds__(kGscThreads, 3) gsc_fwd_kernel(const GscArgs a) {
-  constexpr int T = KD * KH * KW;
-  constexpr int kRow = gsc_row_positions(KW) * 32;
-  constexpr int KU = (gsc_max_plane_rows(KH) * gsc_row_positions(KW) + kGscThreads - 1) / kGscThreads;
+  using P = GscPrec<MODE>;
+  using T = typename P::Elem;
+  constexpr int kRow = gsc_row_positions(KW) * P::kPosBytes;
+  constexpr int rowp = gsc_row_positions(KW);
+  constexpr int KU = (gsc_max_plane_rows(KH) * rowp + kGscThreads - 1) / kGscThreads;
   extern __shared__ __align__(16) unsigned char smem[];
   const uint32_t ws = smem_addr(smem);
-  const uint32_t xs = ws + T * 256;
+  const uint32_t xs = ws + KD * KH * KW * P::kTapWords * 4;
   int bid = blockIdx.x;
   const int chunk = bid % a.nchunks;
   bid /= a.nchunks;
@@ -244,33 +280,9 @@ __global__ void __launch_bounds__(kGscThreads, 3) gsc_fwd_kernel(const GscArgs a
   const int oh0 = th * 2 * kGscRows, jb = tw * 16 * kGscWindows;
   const int ih_lo = gsc_floor2(oh0 + a.pad[1] - (KH - 1));
   const int id_base = gsc_floor2(2 * s0 + a.pad[0] - (KD - 1));
-  // weights of group g, TF32-rounded, in B-fragment order [tap][lane = 4 co + ci % 4][ci / 4],
-  // walked in shared-memory order (conflict-free stores; the gathers, any strides, hit L1)
-  {
-    const float* wg = a.w + int64_t(g) * kGscC * a.ws[0];
-    constexpr int kTotal = kGscC * kGscC * T, kBatch = 8;
-    uint32_t* wsp = reinterpret_cast<uint32_t*>(smem);
-    for (int q0 = threadIdx.x; q0 < kTotal; q0 += kBatch * kGscThreads) {
-      float v[kBatch];
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        const int q = q0 + u * kGscThreads, tap = q >> 6, ln = (q >> 1) & 31;
-        const int co = ln >> 2, ci = (ln & 3) + 4 * (q & 1);
-        const int kd = tap / (KH * KW), kh = tap / KW % KH, kw = tap % KW;
-        v[u] = q < kTotal ? __ldg(wg + ci * a.ws[0] + co * a.ws[1] + kd * a.ws[2] +
-                                  kh * a.ws[3] + kw * a.ws[4])
-                          : 0.f;
-      }
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        const int q = q0 + u * kGscThreads;
-        if (q < kTotal) wsp[q] = tf32_rna(v[u]);
-      }
-    }
-  }
-  const float* xg = a.x + n * a.xs[0] + int64_t(g) * kGscC * a.xs[1];
+  gsc_stage_weights<MODE, KD, KH, KW>(a, g, reinterpret_cast<uint32_t*>(smem));
+  const T* xg = static_cast<const T*>(a.x) + n * a.xs[0] + int64_t(g) * kGscC * a.xs[1];
   GscLoader<KU> L;
-  constexpr int rowp = gsc_row_positions(KW);
   const int units = a.hh * rowp;
 #pragma unroll
   for (int j = 0; j < KU; ++j) {
@@ -279,25 +291,26 @@ __global__ void __launch_bounds__(kGscThreads, 3) gsc_fwd_kernel(const GscArgs a
     L.valid[j] = u < units;
     L.hw_ok[j] = u < units && ih >= 0 && ih < a.in[1] && iw >= 0 && iw < a.in[2];
     L.goff[j] = static_cast<int>(ih * a.xs[3] + iw * a.xs[4]);
-    L.soff[j] = row * kRow + gsc_pos_off(p, 0);
+    L.soff[j] = row * kRow + P::pos_off(p, 0);
   }
   const int plane_bytes = a.hh * kRow;
   for (int q = 0; q < a.hd; ++q) {
-    float v[KU][kGscC];
-    gsc_load_plane<CL>(a, xg, L, id_base + q, v);
-    gsc_store_plane(xs + q * plane_bytes, L, v);
+    uint4 v[KU][P::kPosBytes / 16];
+    gsc_load_plane<MODE, CL>(a, xg, L, id_base + q, v);
+    gsc_store_plane<MODE>(xs + q * plane_bytes, L, v);
   }
   __syncthreads();
   const int warp = threadIdx.x >> 5, tq = threadIdx.x & 3;
   const int pd = warp >> 1, ph = warp & 1;
   const int oh_f = oh0 + ph;
-  float* yg = a.y + n * a.ys[0] + int64_t(g) * kGscC * a.ys[1];
-  const float bias0 = a.bias ? a.bias[g * kGscC + 2 * tq] : 0.f;
-  const float bias1 = a.bias ? a.bias[g * kGscC + 2 * tq + 1] : 0.f;
+  T* yg = static_cast<T*>(a.y) + n * a.ys[0] + int64_t(g) * kGscC * a.ys[1];
+  const T* bias = static_cast<const T*>(a.bias);
+  const float bias0 = bias ? to_float(bias[g * kGscC + 2 * tq]) : 0.f;
+  const float bias1 = bias ? to_float(bias[g * kGscC + 2 * tq + 1]) : 0.f;
   const int sel = (((pd + a.pad[0]) & 1) << 2) | (((ph + a.pad[1]) & 1) << 1) | (a.pad[2] & 1);
 #define CONVT3D_GSC_CASE(S)                                                                  \
   case S:                                                                                    \
-    gsc_warp_chain<KD, KH, KW, CL, KU, (S >> 2) & 1, (S >> 1) & 1, S & 1>(                   \
+    gsc_warp_chain<MODE, KD, KH, KW, CL, KU, (S >> 2) & 1, (S >> 1) & 1, S & 1>(             \
         a, xs, ws, s0, s1, id_base, oh_f, ih_lo, jb, yg, bias0, bias1, xg, L);               \
     break;
   switch (sel) {
@@ -309,10 +322,10 @@ __global__ void __launch_bounds__(kGscThreads, 3) gsc_fwd_kernel(const GscArgs a
 
 // Splits each chain's depth steps into as many runs as fill every resident CTA slot once (no
 // second wave; each run stages its weights and first planes once), then launches.
-template <int KD, int KH, int KW, bool CL>
+template <Mode MODE, int KD, int KH, int KW, bool CL>
 cudaError_t launch_gsc(const GscArgs& args, cudaStream_t stream) {
   GscArgs a = args;
-  auto* kernel = gsc_fwd_kernel<KD, KH, KW, CL>;
+  auto* kernel = gsc_fwd_kernel<MODE, KD, KH, KW, CL>;
   cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
   if (e != cudaSuccess) return e;
   int slots = 0;
@@ -329,9 +342,10 @@ cudaError_t launch_gsc(const GscArgs& args, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-#define CONVT3D_FWD_INSTANTIATE_GSC_K(KD, KH, KW)                                 \
-  template cudaError_t launch_gsc<KD, KH, KW, false>(const GscArgs&, cudaStream_t); \
-  template cudaError_t launch_gsc<KD, KH, KW, true>(const GscArgs&, cudaStream_t);
+// Both loaders of one (mode, kernel size), for inst_gsc_*.cu.
+#define CONVT3D_FWD_INSTANTIATE_GSC_K(MODE, KD, KH, KW)                                 \
+  template cudaError_t launch_gsc<MODE, KD, KH, KW, false>(const GscArgs&, cudaStream_t); \
+  template cudaError_t launch_gsc<MODE, KD, KH, KW, true>(const GscArgs&, cudaStream_t);
 
 }  // namespace fwd
 }  // namespace convt3d

@@ -85,12 +85,18 @@ __device__ __forceinline__ void gsc_store_plane(uint32_t plane, const GscLoader<
 }
 
 // Two outputs: adjacent in w (NCDHW: the two w phases of one channel) or in channels
-// (channels_last: two channels of one position); one store where y's strides allow it.
+// (channels_last: two channels of one position); one store where y's strides allow it. The
+// fp32 pair is spelled in PTX: from C++ (a float2 store) NVVM split it into two 4-byte
+// stores once it merged the branches, so every sector was written twice (design doc v58).
 template <typename T>
 __device__ __forceinline__ void gsc_store2(T* dst, int step, bool vec, bool second, float v0,
                                            float v1) {
   if (vec) {
-    store_pair(dst, from_float<T>(v0), from_float<T>(v1));
+    if constexpr (sizeof(T) == 4) {
+      asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(dst), "f"(v0), "f"(v1));
+    } else {
+      store_pair(dst, from_float<T>(v0), from_float<T>(v1));
+    }
   } else {
     dst[0] = from_float<T>(v0);
     if (second) dst[step] = from_float<T>(v1);

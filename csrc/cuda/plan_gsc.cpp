@@ -58,14 +58,16 @@ void plan_gsc(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   for (int i = 0; i < 3; ++i) g.k[i] = static_cast<int>(p.k[i]);
   if (!fwd::gsc_supported(g.k)) return;
   // the loader keeps a row's offset ih * xs[3] + iw * xs[4] in int32, the epilogue an output's
-  // offset within its (n, group, depth) plane
+  // offset within its (n, group, depth) plane, the weight stager an offset within a group
   auto fits = [](std::initializer_list<std::pair<int64_t, int64_t>> terms) {
     double v = 0;
     for (const auto& t : terms) v += double(t.first) * double(std::abs(t.second));
     return v < double(std::numeric_limits<int32_t>::max());
   };
   if (!fits({{p.in[1], p.x_st[3]}, {p.in[2], p.x_st[4]}}) ||
-      !fits({{fwd::kGscC, p.y_st[1]}, {p.out[1], p.y_st[3]}, {p.out[2], p.y_st[4]}})) {
+      !fits({{fwd::kGscC, p.y_st[1]}, {p.out[1], p.y_st[3]}, {p.out[2], p.y_st[4]}}) ||
+      !fits({{fwd::kGscC, p.w_st[0]}, {fwd::kGscC, p.w_st[1]}, {p.k[0], p.w_st[2]},
+             {p.k[1], p.w_st[3]}, {p.k[2], p.w_st[4]}})) {
     return;
   }
   g.n = static_cast<int>(p.N);

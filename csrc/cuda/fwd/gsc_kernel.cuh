@@ -103,6 +103,50 @@ __device__ __forceinline__ void gsc_store2(T* dst, int step, bool vec, bool seco
   }
 }
 
+// One window's outputs of a warp: 4 rows x 16 w-phase positions x both w phases x the group's 8
+// channels, this lane's 2 channels. FULL: all inside y and stored in pairs (no checks).
+template <bool CL, bool FULL, typename T>
+__device__ __forceinline__ void gsc_epilogue(const GscArgs& a, T* yg, int od, int oh_f, int jb,
+                                             int mt, int wq, bool vec,
+                                             const float (&acc)[kGscRows][2][4], float bias0,
+                                             float bias1) {
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  // offsets within a plane in int32 (the planner checks they fit), the plane's in 64 bits
+  T* yplane = yg + od * a.ys[2];
+  const int ys1 = static_cast<int>(a.ys[1]), ys3 = static_cast<int>(a.ys[3]);
+  const int ys4 = static_cast<int>(a.ys[4]);
+#pragma unroll
+  for (int k = 0; k < kGscRows; ++k) {
+    const int oh = oh_f + 2 * k;
+    if (!FULL && oh >= a.out[1]) continue;
+    T* yrow = yplane + (oh * ys3 + 2 * tq * ys1);
+#pragma unroll
+    for (int h2 = 0; h2 < 2; ++h2) {
+      const int j = 16 * mt + gq + 8 * h2;  // w-phase position in the block
+      if (!FULL && j >= wq) continue;
+      const int ow = 2 * (jb + j);
+      if constexpr (CL) {
+        // channels 2 tq, 2 tq + 1 of positions ow (even phase) and ow + 1 (odd)
+#pragma unroll
+        for (int pw = 0; pw < 2; ++pw) {
+          if (!FULL && ow + pw >= a.out[2]) continue;
+          gsc_store2(yrow + (ow + pw) * ys4, ys1, FULL || vec, true,
+                     acc[k][pw][2 * h2] + bias0, acc[k][pw][2 * h2 + 1] + bias1);
+        }
+      } else {
+        // positions ow, ow + 1 of channels 2 tq and 2 tq + 1
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const float bb = c ? bias1 : bias0;
+          const bool both = FULL || ow + 1 < a.out[2];
+          gsc_store2(yrow + (c * ys1 + ow * ys4), ys4, FULL || (vec && both), both,
+                     acc[k][0][2 * h2 + c] + bb, acc[k][1][2 * h2 + c] + bb);
+        }
+      }
+    }
+  }
+}
+
 // One warp's chain: output phase (pd, ph), whose first taps are TD0 = (pd + pad_d) & 1 and
 // TH0 = (ph + pad_h) & 1 (od0, oh0 are even), and TW0 = pad_w & 1 that of the even w phase.
 template <Mode MODE, int KD, int KH, int KW, bool CL, int KU, int TD0, int TH0, int TW0>
@@ -122,7 +166,7 @@ __device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, ui
   // ~84 hoisted addresses live and spilled, design doc v57)
   constexpr int kRow = gsc_row_positions(KW) * P::kPosBytes;
   constexpr int kWindow = 16 * P::kPosBytes;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int pd = warp >> 1;
   const int q0h = (oh_f + a.pad[1] - TH0) >> 1;
   const int plane_bytes = a.hh * kRow;
@@ -191,39 +235,14 @@ __device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, ui
         }
       }
       if (od < a.out[0]) {
-        // offsets within a plane in int32 (the planner checks they fit), the plane's in 64 bits
-        auto* yplane = yg + od * a.ys[2];
-        const int ys1 = static_cast<int>(a.ys[1]), ys3 = static_cast<int>(a.ys[3]);
-        const int ys4 = static_cast<int>(a.ys[4]);
-#pragma unroll
-        for (int k = 0; k < kGscRows; ++k) {
-          const int oh = oh_f + 2 * k;
-          if (oh >= a.out[1]) continue;
-          auto* yrow = yplane + (oh * ys3 + 2 * tq * ys1);
-#pragma unroll
-          for (int h2 = 0; h2 < 2; ++h2) {
-            const int j = 16 * mt + gq + 8 * h2;  // w-phase position in the block
-            if (j >= wq) continue;
-            const int ow = 2 * (jb + j);
-            if constexpr (CL) {
-              // channels 2 tq, 2 tq + 1 of positions ow (even phase) and ow + 1 (odd)
-#pragma unroll
-              for (int pw = 0; pw < 2; ++pw) {
-                if (ow + pw >= a.out[2]) continue;
-                gsc_store2(yrow + (ow + pw) * ys4, ys1, vec, true,
-                           acc[k][pw][2 * h2] + bias0, acc[k][pw][2 * h2 + 1] + bias1);
-              }
-            } else {
-              // positions ow, ow + 1 of channels 2 tq and 2 tq + 1
-#pragma unroll
-              for (int c = 0; c < 2; ++c) {
-                const float bb = c ? bias1 : bias0;
-                const bool both = ow + 1 < a.out[2];
-                gsc_store2(yrow + (c * ys1 + ow * ys4), ys4, vec && both, both,
-                           acc[k][0][2 * h2 + c] + bb, acc[k][1][2 * h2 + c] + bb);
-              }
-            }
-          }
+        // the window's 16 positions and the warp's 4 rows all inside y, and pair stores: no
+        // per-store checks (every window of suite case 5)
+        const bool full = vec && 16 * mt + 16 <= wq && 2 * (jb + 16 * mt) + 32 <= a.out[2] &&
+                          oh_f + 2 * (kGscRows - 1) < a.out[1];
+        if (full) {
+          gsc_epilogue<CL, true>(a, yg, od, oh_f, jb, mt, wq, true, acc, bias0, bias1);
+        } else {
+          gsc_epilogue<CL, false>(a, yg, od, oh_f, jb, mt, wq, vec, acc, bias0, bias1);
         }
       }
     }
@@ -233,31 +252,40 @@ __device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, ui
   }
 }
 
-// The group's weights in B-fragment order (GscPrec::weight_word), walked in shared-memory order
-// (conflict-free stores; the gathers, any strides, hit L1), 8 words in flight per thread.
+// The group's weights in B-fragment order (GscPrec::weight_word), 8 words in flight per thread.
+// A thread's words are one (co, ci) at every kTapStep-th tap (the CTA's threads are whole taps'
+// words), so its source offsets step by tap alone, in int32 (the planner checks w fits); a
+// contiguous w steps by one element per tap. The stores are conflict-free; the gathers hit L1.
 template <Mode MODE, int KD, int KH, int KW>
 __device__ __forceinline__ void gsc_stage_weights(const GscArgs& a, int g, uint32_t* wsp) {
   using P = GscPrec<MODE>;
   using T = typename P::Elem;
   constexpr int kE = 4 / sizeof(T);  // elements per word (consecutive input channels)
-  constexpr int kTotal = KD * KH * KW * P::kTapWords, kBatch = 8;
-  const T* wg = static_cast<const T*>(a.w) + int64_t(g) * kGscC * a.ws[0];
-  for (int q0 = threadIdx.x; q0 < kTotal; q0 += kBatch * kGscThreads) {
+  constexpr int kTaps = KD * KH * KW, kBatch = 8;
+  constexpr int kTapStep = kGscThreads / P::kTapWords;
+  static_assert(kGscThreads % P::kTapWords == 0, "a thread's words share (co, ci)");
+  int tap0, co, ci;
+  P::weight_word(threadIdx.x, tap0, co, ci);
+  const int ws0 = static_cast<int>(a.ws[0]), ws2 = static_cast<int>(a.ws[2]);
+  const int ws3 = static_cast<int>(a.ws[3]), ws4 = static_cast<int>(a.ws[4]);
+  const bool contiguous = ws4 == 1 && ws3 == KW && ws2 == KH * KW;
+  const T* src = static_cast<const T*>(a.w) + int64_t(g) * kGscC * a.ws[0] +
+                 (ci * ws0 + co * static_cast<int>(a.ws[1]));
+  uint32_t* dst = wsp + threadIdx.x % P::kTapWords;
+  for (int t0 = tap0; t0 < kTaps; t0 += kBatch * kTapStep) {
     uint32_t bits[kBatch][kE];
 #pragma unroll
     for (int u = 0; u < kBatch; ++u) {
-      const int q = q0 + u * kGscThreads;
-      int tap, co, ci;
-      P::weight_word(q, tap, co, ci);
-      const int kd = tap / (KH * KW), kh = tap / KW % KH, kw = tap % KW;
-      const T* src = wg + ci * a.ws[0] + co * a.ws[1] + kd * a.ws[2] + kh * a.ws[3] + kw * a.ws[4];
+      const int tap = t0 + u * kTapStep;
+      const int off = contiguous ? tap
+                                 : tap / (KH * KW) * ws2 + tap / KW % KH * ws3 + tap % KW * ws4;
 #pragma unroll
-      for (int e = 0; e < kE; ++e) bits[u][e] = q < kTotal ? ld_bits(src + e * a.ws[0]) : 0u;
+      for (int e = 0; e < kE; ++e) bits[u][e] = tap < kTaps ? ld_bits(src + (off + e * ws0)) : 0u;
     }
 #pragma unroll
     for (int u = 0; u < kBatch; ++u) {
-      const int q = q0 + u * kGscThreads;
-      if (q < kTotal) wsp[q] = P::pack_weight(bits[u]);
+      const int tap = t0 + u * kTapStep;
+      if (tap < kTaps) dst[tap * P::kTapWords] = P::pack_weight(bits[u]);
     }
   }
 }

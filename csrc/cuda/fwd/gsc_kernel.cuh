@@ -147,15 +147,15 @@ __device__ __forceinline__ void gsc_epilogue(const GscArgs& a, T* yg, int od, in
   }
 }
 
-// One warp's chain: output phase (pd, ph), whose first taps are TD0 = (pd + pad_d) & 1 and
-// TH0 = (ph + pad_h) & 1 (od0, oh0 are even), and TW0 = pad_w & 1 that of the even w phase.
-template <Mode MODE, int KD, int KH, int KW, bool CL, int KU, int TD0, int TH0, int TW0>
-__device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, uint32_t ws,
-                                               int s0, int s1, int id_base, int oh_f, int ih_lo,
-                                               int jb, typename GscPrec<MODE>::Elem* yg,
-                                               float bias0, float bias1,
-                                               const typename GscPrec<MODE>::Elem* xg,
-                                               const GscLoader<KU>& L) {
+// One (output phase, window) item of a step: output planes od = 2 s + pd and rows oh0 + ph + 2 k,
+// whose first taps are TD0 = (pd + pad_d) & 1 and TH0 = (ph + pad_h) & 1 (od0, oh0 are even),
+// and TW0 = pad_w & 1 that of the even w phase; window mt's 16 w-phase positions of both w
+// phases.
+template <Mode MODE, int KD, int KH, int KW, bool CL, int TD0, int TH0, int TW0>
+__device__ __forceinline__ void gsc_item(const GscArgs& a, uint32_t xs, uint32_t ws, int s,
+                                         int id_base, int pd, int ph, int mt, int oh0,
+                                         int ih_lo, int jb, typename GscPrec<MODE>::Elem* yg,
+                                         float bias0, float bias1) {
   using P = GscPrec<MODE>;
   constexpr int TDp = (KD - TD0 + 1) / 2, THp = (KH - TH0 + 1) / 2;
   constexpr int TW1 = 1 - TW0;
@@ -166,8 +166,8 @@ __device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, ui
   // ~84 hoisted addresses live and spilled, design doc v57)
   constexpr int kRow = gsc_row_positions(KW) * P::kPosBytes;
   constexpr int kWindow = 16 * P::kPosBytes;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int pd = warp >> 1;
+  const int lane = threadIdx.x & 31;
+  const int oh_f = oh0 + ph;
   const int q0h = (oh_f + a.pad[1] - TH0) >> 1;
   const int plane_bytes = a.hh * kRow;
   const int ring = a.hd + 1;
@@ -183,68 +183,125 @@ __device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, ui
       off[pw][st] = P::pos_off(lrow + cwb - t - a.cw_min, lsel) + (q0h - ih_lo) * kRow;
     }
   }
+  const int od = 2 * s + pd;
+  if (od >= a.out[0]) return;  // an odd depth's last step has one plane
+  const int q0d = (od + a.pad[0] - TD0) >> 1;
+  // the slot of tap m's plane, id = q0d - m
+  uint32_t pbase[TDp];
+#pragma unroll
+  for (int m = 0; m < TDp; ++m) pbase[m] = xs + ((q0d - m - id_base) % ring) * plane_bytes;
+  float acc[kGscRows][2][4];
+#pragma unroll
+  for (int k = 0; k < kGscRows; ++k)
+#pragma unroll
+    for (int pw = 0; pw < 2; ++pw)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[k][pw][c] = 0.f;
+#pragma unroll
+  for (int pw = 0; pw < 2; ++pw) {
+#pragma unroll
+    for (int st = 0; st < kSteps; ++st) {
+      const int twp = pw ? TWp1 : TWp0;
+      if (st * P::kTapsPerStep >= twp) break;
+      const bool two = st * P::kTapsPerStep + 1 < twp;
+      const int kw = (pw ? TW1 : TW0) + 2 * P::kTapsPerStep * st;
+      uint32_t b[TDp][THp][2];
+#pragma unroll
+      for (int m = 0; m < TDp; ++m)
+#pragma unroll
+        for (int nn = 0; nn < THp; ++nn)
+          P::load_b(ws, ((TD0 + 2 * m) * KH + (TH0 + 2 * nn)) * KW + kw, lane, two, b[m][nn]);
+      // input row uh of tap m's plane feeds output row k through tap nn = k - uh
+#pragma unroll
+      for (int m = 0; m < TDp; ++m)
+#pragma unroll
+        for (int uh = -(THp - 1); uh < kGscRows; ++uh) {
+          uint32_t af[4];
+          ldmatrix_x4(af, pbase[m] + mt * kWindow + uh * kRow + off[pw][st]);
+#pragma unroll
+          for (int k = 0; k < kGscRows; ++k) {
+            const int nn = k - uh;
+            if (nn < 0 || nn >= THp) continue;
+            P::mma(acc[k][pw], af, b[m][nn]);
+          }
+        }
+    }
+  }
+  // the window's 16 positions and the warp's 4 rows all inside y, and pair stores: no
+  // per-store checks (every window of suite case 5)
+  const int wq = (a.out[2] + 1) / 2 - jb;  // the block's w-phase positions, at most 48
   const bool vec = a.y_vec != 0;
+  const bool full = vec && 16 * mt + 16 <= wq && 2 * (jb + 16 * mt) + 32 <= a.out[2] &&
+                    oh_f + 2 * (kGscRows - 1) < a.out[1];
+  if (full) {
+    gsc_epilogue<CL, true>(a, yg, od, oh_f, jb, mt, wq, true, acc, bias0, bias1);
+  } else {
+    gsc_epilogue<CL, false>(a, yg, od, oh_f, jb, mt, wq, vec, acc, bias0, bias1);
+  }
+}
+
+// The items (output phase p = 2 pd + ph, window mt) of a step, as bit 3 p + mt of a warp's mask,
+// spread over the four warps by longest-first greedy on their MMA counts (the phases' tap
+// counts differ: suite case 5's are 6, 4, 3 and 2 (d, h) tap pairs, so one phase per warp left
+// the other warps waiting at each step's barrier for the 6-pair one). Every thread computes the
+// same masks.
+__device__ __forceinline__ uint32_t gsc_warp_items(const GscArgs& a, int nwin, int warp) {
+  int work[4];
+  for (int p = 0; p < 4; ++p) {
+    const int td0 = ((p >> 1) + a.pad[0]) & 1, th0 = ((p & 1) + a.pad[1]) & 1;
+    work[p] = ((a.k[0] - td0 + 1) / 2) * ((a.k[1] - th0 + 1) / 2);
+  }
+  int load[4] = {0, 0, 0, 0};
+  uint32_t mine = 0, done = 0;
+  for (int n = 0; n < 4; ++n) {
+    int p = -1;  // the heaviest phase not yet placed (the lowest index on ties)
+    for (int q = 0; q < 4; ++q) {
+      if (!(done >> q & 1) && (p < 0 || work[q] > work[p])) p = q;
+    }
+    done |= 1u << p;
+    for (int mt = 0; mt < nwin; ++mt) {
+      int w = 0;
+      for (int q = 1; q < 4; ++q) w = load[q] < load[w] ? q : w;
+      load[w] += work[p];
+      if (w == warp) mine |= 1u << (3 * p + mt);
+    }
+  }
+  return mine;
+}
+
+// One warp's chain of depth steps: its items of each step, the next plane loaded meanwhile.
+template <Mode MODE, int KD, int KH, int KW, bool CL, int KU>
+__device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, uint32_t ws,
+                                               int s0, int s1, int id_base, int oh0, int ih_lo,
+                                               int jb, typename GscPrec<MODE>::Elem* yg,
+                                               float bias0, float bias1,
+                                               const typename GscPrec<MODE>::Elem* xg,
+                                               const GscLoader<KU>& L) {
+  using P = GscPrec<MODE>;
+  constexpr int kRow = gsc_row_positions(KW) * P::kPosBytes;
+  const int plane_bytes = a.hh * kRow;
+  const int ring = a.hd + 1;
   const int wq = (a.out[2] + 1) / 2 - jb;  // this block's w-phase positions, at most 48
+  const int nwin = min(kGscWindows, (wq + 15) / 16);
+  const uint32_t items = gsc_warp_items(a, nwin, threadIdx.x >> 5);
   for (int s = s0; s < s1; ++s) {
     const bool pf = s + 1 < s1;
     uint4 v[KU][P::kPosBytes / 16];
     if (pf) gsc_load_plane<MODE, CL>(a, xg, L, id_base + (s - s0) + a.hd, v);
-    const int od = 2 * s + pd;
-    const int q0d = (od + a.pad[0] - TD0) >> 1;
-    // the slot of tap m's plane, id = q0d - m
-    uint32_t pbase[TDp];
-#pragma unroll
-    for (int m = 0; m < TDp; ++m) pbase[m] = xs + ((q0d - m - id_base) % ring) * plane_bytes;
-    for (int mt = 0; mt < kGscWindows; ++mt) {
-      if (16 * mt >= wq) break;
-      float acc[kGscRows][2][4];
-#pragma unroll
-      for (int k = 0; k < kGscRows; ++k)
-#pragma unroll
-        for (int pw = 0; pw < 2; ++pw)
-#pragma unroll
-          for (int c = 0; c < 4; ++c) acc[k][pw][c] = 0.f;
-#pragma unroll
-      for (int pw = 0; pw < 2; ++pw) {
-#pragma unroll
-        for (int st = 0; st < kSteps; ++st) {
-          const int twp = pw ? TWp1 : TWp0;
-          if (st * P::kTapsPerStep >= twp) break;
-          const bool two = st * P::kTapsPerStep + 1 < twp;
-          const int kw = (pw ? TW1 : TW0) + 2 * P::kTapsPerStep * st;
-          uint32_t b[TDp][THp][2];
-#pragma unroll
-          for (int m = 0; m < TDp; ++m)
-#pragma unroll
-            for (int nn = 0; nn < THp; ++nn)
-              P::load_b(ws, ((TD0 + 2 * m) * KH + (TH0 + 2 * nn)) * KW + kw, lane, two, b[m][nn]);
-          // input row uh of tap m's plane feeds output row k through tap nn = k - uh
-#pragma unroll
-          for (int m = 0; m < TDp; ++m)
-#pragma unroll
-            for (int uh = -(THp - 1); uh < kGscRows; ++uh) {
-              uint32_t af[4];
-              ldmatrix_x4(af, pbase[m] + mt * kWindow + uh * kRow + off[pw][st]);
-#pragma unroll
-              for (int k = 0; k < kGscRows; ++k) {
-                const int nn = k - uh;
-                if (nn < 0 || nn >= THp) continue;
-                P::mma(acc[k][pw], af, b[m][nn]);
-              }
-            }
-        }
+    for (uint32_t m = items; m != 0; m &= m - 1) {
+      const int it = __ffs(m) - 1, p = it / 3, mt = it - 3 * p;
+      const int pd = p >> 1, ph = p & 1;
+      const int sel = (((pd + a.pad[0]) & 1) << 2) | (((ph + a.pad[1]) & 1) << 1) | (a.pad[2] & 1);
+#define CONVT3D_GSC_CASE(S)                                                                     \
+  case S:                                                                                       \
+    gsc_item<MODE, KD, KH, KW, CL, (S >> 2) & 1, (S >> 1) & 1, S & 1>(                          \
+        a, xs, ws, s, id_base, pd, ph, mt, oh0, ih_lo, jb, yg, bias0, bias1);                   \
+    break;
+      switch (sel) {
+        CONVT3D_GSC_CASE(0) CONVT3D_GSC_CASE(1) CONVT3D_GSC_CASE(2) CONVT3D_GSC_CASE(3)
+        CONVT3D_GSC_CASE(4) CONVT3D_GSC_CASE(5) CONVT3D_GSC_CASE(6) CONVT3D_GSC_CASE(7)
       }
-      if (od < a.out[0]) {
-        // the window's 16 positions and the warp's 4 rows all inside y, and pair stores: no
-        // per-store checks (every window of suite case 5)
-        const bool full = vec && 16 * mt + 16 <= wq && 2 * (jb + 16 * mt) + 32 <= a.out[2] &&
-                          oh_f + 2 * (kGscRows - 1) < a.out[1];
-        if (full) {
-          gsc_epilogue<CL, true>(a, yg, od, oh_f, jb, mt, wq, true, acc, bias0, bias1);
-        } else {
-          gsc_epilogue<CL, false>(a, yg, od, oh_f, jb, mt, wq, vec, acc, bias0, bias1);
-        }
-      }
+#undef CONVT3D_GSC_CASE
     }
     // the new plane's slot held plane id_base + (s - s0) - 1, which no warp reads in step s
     if (pf) gsc_store_plane<MODE>(xs + ((s - s0 + a.hd) % ring) * plane_bytes, L, v);
@@ -334,24 +391,13 @@ __global__ void __launch_bounds__(kGscThreads, 3) gsc_fwd_kernel(const GscArgs a
     gsc_store_plane<MODE>(xs + q * plane_bytes, L, v);
   }
   __syncthreads();
-  const int warp = threadIdx.x >> 5, tq = threadIdx.x & 3;
-  const int pd = warp >> 1, ph = warp & 1;
-  const int oh_f = oh0 + ph;
+  const int tq = threadIdx.x & 3;
   T* yg = static_cast<T*>(a.y) + n * a.ys[0] + int64_t(g) * kGscC * a.ys[1];
   const T* bias = static_cast<const T*>(a.bias);
   const float bias0 = bias ? to_float(bias[g * kGscC + 2 * tq]) : 0.f;
   const float bias1 = bias ? to_float(bias[g * kGscC + 2 * tq + 1]) : 0.f;
-  const int sel = (((pd + a.pad[0]) & 1) << 2) | (((ph + a.pad[1]) & 1) << 1) | (a.pad[2] & 1);
-#define CONVT3D_GSC_CASE(S)                                                                  \
-  case S:                                                                                    \
-    gsc_warp_chain<MODE, KD, KH, KW, CL, KU, (S >> 2) & 1, (S >> 1) & 1, S & 1>(             \
-        a, xs, ws, s0, s1, id_base, oh_f, ih_lo, jb, yg, bias0, bias1, xg, L);               \
-    break;
-  switch (sel) {
-    CONVT3D_GSC_CASE(0) CONVT3D_GSC_CASE(1) CONVT3D_GSC_CASE(2) CONVT3D_GSC_CASE(3)
-    CONVT3D_GSC_CASE(4) CONVT3D_GSC_CASE(5) CONVT3D_GSC_CASE(6) CONVT3D_GSC_CASE(7)
-  }
-#undef CONVT3D_GSC_CASE
+  gsc_warp_chain<MODE, KD, KH, KW, CL, KU>(a, xs, ws, s0, s1, id_base, oh0, ih_lo, jb, yg, bias0,
+                                           bias1, xg, L);
 }
 
 // Splits each chain's depth steps into as many runs as fill every resident CTA slot once (no

@@ -45,6 +45,9 @@ CASES = [
      {"CONVT3D_GSC": "1"}),
     (1, 8, 8, (3, 3, 55), (3, 5, 7), (2, 2, 2), (0, 1, 2), (1, 0, 1), (1, 1, 1), 1,
      {"CONVT3D_GSC": "1"}),
+    # and windows wholly inside y (its unchecked stores) beside partial ones
+    (1, 16, 16, (3, 5, 24), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 2,
+     {"CONVT3D_GSC": "1"}),
     # v1 forced on a strided layer: the path auto mode now sends to the fused kernel
     (1, 32, 24, (4, 5, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4,
      {"CONVT3D_HALO": "0"}),

@@ -2,13 +2,14 @@
 per group, stride 2, dilation 1, TF32, bf16 and fp16, one group per MMA; a CTA walks depth steps
 over a ring of input planes) against an fp64 F.conv_transpose3d on the CPU.
 
-Covers the kernel size it is built for (3, 5, 7), every padding parity on each axis (which taps a warp's
-phase starts at), output_padding, odd output widths (scalar stores), outputs wider than one
-96-column block, odd output depths (a last step with one plane), chains of one step and of
-several (the ring wrapping), groups 1-5, bias, N > 1, layouts (channels_last: the vector loader;
-NCDHW, sliced and misaligned x: the strided loader), its switch (CONVT3D_GSC) against the other
-families' forcing switches, the layers it must leave to other kernels, and bitwise
-repeatability. Outputs start as NaN (conftest), so an unwritten element fails `check`.
+Covers the kernel size it is built for (3, 5, 7), every padding parity on each axis (which taps a
+phase starts at), output_padding, odd output widths (scalar stores), windows wholly inside y (stores
+without checks), outputs wider than one 96-column block, odd output depths (a last step with one
+plane), chains of one step and of several (the ring wrapping), groups 1-5, bias, N > 1, layouts
+(channels_last: the vector loader; NCDHW, sliced and misaligned x: the strided loader), its switch
+(CONVT3D_GSC) against the other families' forcing switches, the layers it must leave to other
+kernels, and bitwise repeatability. Outputs start as NaN (conftest), so an unwritten element fails
+`check`.
 """
 import pytest
 import torch
@@ -39,6 +40,9 @@ GSC_CASES = [
     (1, 8, 8, (5, 3, 4), (3, 5, 7), (2, 2, 2), (0, 2, 3), (1, 1, 0), (1, 1, 1), 1, False),
     # tiny input, padding beyond the kernel's reach on one axis: rows read only zeros
     (1, 8, 8, (1, 2, 1), (3, 5, 7), (2, 2, 2), (1, 3, 2), (1, 1, 1), (1, 1, 1), 1, True),
+    # 10 x 48 output planes: h tile 0's 8 rows and window 0's 32 columns lie inside y (the
+    # unchecked epilogue, gsc_epilogue<FULL>), the rest are partial (the checked one)
+    (1, 16, 16, (3, 5, 24), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 2, True),
 ]
 # Many chains (4 groups x 24 h tiles), so each splits into few runs of several depth steps (24
 # output planes) and the ring of planes wraps; once per layout (the fp64 reference is slow).

@@ -1,7 +1,7 @@
 // The grouped small-channel kernel's arguments and shape rules (gsc_kernel.cuh; planned in
 // plan_gsc.cpp). It runs grouped layers with 8 input and 8 output channels per group, stride 2
-// on every axis, dilation 1, in TF32, bf16 or fp16: one group per MMA, so no MMA multiplies another group's
-// zeros (the densified halo kernel multiplies four groups' blocks). Torch-free.
+// on every axis, dilation 1, in TF32, bf16 or fp16: one group per MMA, so no MMA multiplies
+// another group's zeros (the densified halo kernel multiplies four groups' blocks). Torch-free.
 #pragma once
 
 #include <cstdint>
@@ -11,14 +11,15 @@ namespace fwd {
 
 constexpr int kGscC = 8;          // input and output channels per group
 constexpr int kGscWindows = 3;    // windows of 16 w-phase positions per w block (96 outputs)
-constexpr int kGscRows = 4;       // h-phase rows per warp: a CTA covers 8 output rows
-constexpr int kGscThreads = 128;  // four warps, one per (d, h) output phase
+constexpr int kGscRows = 4;       // h-phase rows per item: a CTA covers 8 output rows
+constexpr int kGscThreads = 128;  // four warps sharing a step's (phase, window) items
 
 // The kernel sizes instantiated (inst_gsc_*.cu), as an X-macro over (KD, KH, KW): those
-// measured to pay. Suite case 5's (3, 5, 7) (13 taps per phase) ran in 0.11 ms against the
-// densified halo kernel's 0.22; (3, 3, 3) (3.4 taps per phase) lost on suite case 7, 1.62 ms
-// against the fused kernel's 0.90 (TF32 NCDHW, H200, design doc v57). The kernel takes any
-// size up to 8 per axis; add one here after measuring it.
+// measured to pay. Suite case 5's (3, 5, 7) (13 taps per phase) ran in 0.082 ms TF32 and 0.051
+// bf16 against the densified halo kernels' 0.217 and 0.138 (NCDHW, H200, design doc v58);
+// (3, 3, 3) (3.4 taps per phase) lost on suite case 7 with v57's kernel, 1.62 ms against the
+// fused kernel's 0.90 (TF32 NCDHW, H200). The kernel takes any size up to 8 per axis; add one
+// here after measuring it.
 #define CONVT3D_FWD_FOR_EACH_GSC_K(X) X(3, 5, 7)
 
 constexpr int gsc_floor2(int a) { return a >= 0 ? a / 2 : -((1 - a) / 2); }

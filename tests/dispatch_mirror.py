@@ -638,27 +638,26 @@ def channel_vector_ok(x, c_g, chunk):
 
 
 GSC_KERNELS = ((3, 5, 7),)  # CONVT3D_FWD_FOR_EACH_GSC_K (gsc_args.h)
-GSC_OTHER_FORCED = {"CONVT3D_HALO": None, "CONVT3D_TWG": "1", "CONVT3D_PW": "1",
-                    "CONVT3D_WGMMA": "1", "CONVT3D_DENSE": "0", "CONVT3D_DENSE_SKIP": None,
-                    "CONVT3D_FUSED_PAIR": None}  # None: any accepted value forces
+# the switch values that force another kernel family, and so keep the unset CONVT3D_GSC off
+GSC_OTHER_FORCED = {"CONVT3D_HALO": ("0", "1", "2"), "CONVT3D_TWG": ("1",),
+                    "CONVT3D_PW": ("1",), "CONVT3D_WGMMA": ("1",), "CONVT3D_DENSE": ("0",),
+                    "CONVT3D_DENSE_SKIP": ("0", "1"), "CONVT3D_FUSED_PAIR": ("0", "1")}
 
 
 def gsc_expected(x, spec, mode, w=None):
     """Mirror of plan_gsc (plan_gsc.cpp): TF32, bf16 and fp16 layers with 8 input and 8 output
-    channels per group, stride 2 and dilation 1 on every axis and a kernel size of GSC_KERNELS (any strides)
-    take the grouped small-channel kernel, unless CONVT3D_GSC=0, or a switch forces another
-    family and CONVT3D_GSC is not 1. Returns its path name or None. ("cl": channels_last x in
-    whole aligned 16-byte channel runs and a channels_last y; else "strided".)"""
+    channels per group, stride 2 and dilation 1 on every axis and a kernel size of GSC_KERNELS
+    (any strides) take the grouped small-channel kernel, unless CONVT3D_GSC=0, or a switch
+    forces another family and CONVT3D_GSC is not 1. Returns its path name or None. ("cl":
+    channels_last x in whole aligned 16-byte channel runs and a channels_last y; else
+    "strided".)"""
     import torch
 
     from inductor_convt3d._shapes import result_memory_format
 
     _, cin, cout, _, k, s, _, _, d, g, _ = spec
     env = os.environ.get("CONVT3D_GSC")
-    accepted = {"CONVT3D_HALO": ("0", "1", "2"), "CONVT3D_DENSE_SKIP": ("0", "1"),
-                "CONVT3D_FUSED_PAIR": ("0", "1")}
-    forced = any(os.environ.get(n) in (accepted[n] if v is None else (v,))
-                 for n, v in GSC_OTHER_FORCED.items())
+    forced = any(os.environ.get(n) in values for n, values in GSC_OTHER_FORCED.items())
     if env == "0" or (env != "1" and forced) or mode not in ("tf32", "bf16", "fp16"):
         return None
     if cin // g != 8 or cout // g != 8 or tuple(s) != (2, 2, 2) or tuple(d) != (1, 1, 1):

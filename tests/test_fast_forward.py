@@ -851,7 +851,8 @@ def test_fused_many_taps_per_phase(layout, precision, monkeypatch):
 def test_dense_groups(dense, layout, precision, monkeypatch):
     """Suite cases 5 and 7's grouping (4 groups of 8 -> 8) and a stride-1 one run densified
     (block-diagonal weight, "_dense") unless CONVT3D_DENSE=0; both match fp64. (CONVT3D_GSC=0:
-    in TF32 the grouped small-channel kernel takes the two strided ones, test_gsc_forward.py.)"""
+    in TF32, bf16 and fp16 the grouped small-channel kernel takes the (3, 5, 7) one,
+    test_gsc_forward.py.)"""
     monkeypatch.setenv("CONVT3D_DENSE", dense)
     monkeypatch.setenv("CONVT3D_GSC", "0")
     dtype, tf32, _, _ = precision

@@ -1,6 +1,7 @@
 // Planning a CUDA forward (plan.h): the checks every fast plan needs and v1's tile
 // (plan_forward), densified groups, the planners of plan_halo.cpp, plan_twg.cpp, plan_pw.cpp and
-// plan_gsc.cpp in that order, the output prefill, and the plan cache; and the helpers the planners share.
+// plan_gsc.cpp in that order, the output prefill, and the plan cache; and the helpers the
+// planners share.
 #include "plan.h"
 
 #include "fwd/dispatch.h"

@@ -35,16 +35,16 @@
 // build), layers whose kernel equals their stride (every output from one tap) with
 // channels_last x, or NCDHW x and y, take the non-overlapping kernel (fwd/pw_kernel.cuh,
 // plan_pw: one dense GEMM), over any other choice; CONVT3D_PW=1 forces it wherever legal, =0
-// never. Grouped TF32 layers with 8 input and 8 output channels per group, stride 2 and
-// dilation 1 take the grouped small-channel kernel (fwd/gsc_kernel.cuh, plan_gsc: one group per
-// MMA, a CTA walking depth steps) over any other choice unless a switch forces another
-// family; CONVT3D_GSC=1 forces it wherever legal, =0 never.
+// never. Grouped TF32, bf16 and fp16 layers with 8 input and 8 output channels per group,
+// stride 2 and dilation 1 take the grouped small-channel kernel (fwd/gsc_kernel.cuh, plan_gsc:
+// one group per MMA, a CTA walking depth steps) over any other choice unless a switch forces
+// another family; CONVT3D_GSC=1 forces it wherever legal, =0 never.
 //
 // The planners by kernel family: plan_halo.cpp (v1's tile, the per-phase and fused halo
 // kernels), plan_twg.cpp (the transposed wgmma kernel), plan_pw.cpp (the non-overlapping
-// kernel), plan_gsc.cpp (the grouped small-channel kernel); plan.cpp runs them in that order (plan_forward: each may replace the choice
-// before it), adds the prefill and densified groups, and caches plans (cached_plan);
-// forward_cuda.cpp runs the plan.
+// kernel), plan_gsc.cpp (the grouped small-channel kernel); plan.cpp runs them in that order
+// (plan_forward: each may replace the choice before it), adds the prefill and densified
+// groups, and caches plans (cached_plan); forward_cuda.cpp runs the plan.
 #pragma once
 
 #include "../params.h"

@@ -46,7 +46,8 @@ struct GscLoader {
 // as one 16-byte load (channels_last, aligned), otherwise one load per channel, a channel
 // stride apart (coalesced along w for NCDHW).
 template <Mode MODE, bool CL, int KU>
-__device__ __forceinline__ void gsc_load_plane(const GscArgs& a, const typename GscPrec<MODE>::Elem* xg,
+__device__ __forceinline__ void gsc_load_plane(const GscArgs& a,
+                                               const typename GscPrec<MODE>::Elem* xg,
                                                const GscLoader<KU>& L, int id,
                                                uint4 (&v)[KU][GscPrec<MODE>::kPosBytes / 16]) {
   using P = GscPrec<MODE>;
@@ -59,7 +60,8 @@ __device__ __forceinline__ void gsc_load_plane(const GscArgs& a, const typename 
 #pragma unroll
     for (int part = 0; part < kParts; ++part) {
       if constexpr (CL) {
-        v[j][part] = ok ? __ldg(reinterpret_cast<const uint4*>(src) + part) : make_uint4(0, 0, 0, 0);
+        v[j][part] =
+            ok ? __ldg(reinterpret_cast<const uint4*>(src) + part) : make_uint4(0, 0, 0, 0);
       } else {
         uint32_t h[kRun];
 #pragma unroll
@@ -80,9 +82,10 @@ __device__ __forceinline__ void gsc_store_plane(uint32_t plane, const GscLoader<
     if (!L.valid[j]) continue;
 #pragma unroll
     for (int part = 0; part < kParts; ++part) {
-      asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(plane + (L.soff[j] ^ (part << 4))),
-                   "r"(P::operand(v[j][part].x)), "r"(P::operand(v[j][part].y)),
-                   "r"(P::operand(v[j][part].z)), "r"(P::operand(v[j][part].w)));
+      asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n"
+                   ::"r"(plane + (L.soff[j] ^ (part << 4))), "r"(P::operand(v[j][part].x)),
+                   "r"(P::operand(v[j][part].y)), "r"(P::operand(v[j][part].z)),
+                   "r"(P::operand(v[j][part].w)));
     }
   }
 }

@@ -46,7 +46,9 @@ struct GscPrec {  // bf16 and fp16
                                                 uint32_t (&b)[2]) {
     asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(b[0]) : "r"(ws + (tap * 32 + lane) * 4));
     if (two) {
-      asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(b[1]) : "r"(ws + ((tap + 2) * 32 + lane) * 4));
+      asm volatile("ld.shared.u32 %0, [%1];\n"
+                   : "=r"(b[1])
+                   : "r"(ws + ((tap + 2) * 32 + lane) * 4));
     } else {
       b[1] = 0u;
     }

@@ -114,8 +114,7 @@ __device__ __forceinline__ void gsc_store2(T* dst, int step, bool vec, bool seco
 template <bool CL, bool FULL, typename T>
 __device__ __forceinline__ void gsc_epilogue(const GscArgs& a, T* yg, int od, int oh_f, int jb,
                                              int mt, int wq, bool vec,
-                                             const float (&acc)[kGscRows][2][4], float bias0,
-                                             float bias1) {
+                                             const float (&acc)[kGscRows][2][4]) {
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
   // offsets within a plane in int32 (the planner checks they fit), the plane's in 64 bits
   T* yplane = yg + od * a.ys[2];
@@ -136,17 +135,16 @@ __device__ __forceinline__ void gsc_epilogue(const GscArgs& a, T* yg, int od, in
 #pragma unroll
         for (int pw = 0; pw < 2; ++pw) {
           if (!FULL && ow + pw >= a.out[2]) continue;
-          gsc_store2(yrow + (ow + pw) * ys4, ys1, FULL || vec, true,
-                     acc[k][pw][2 * h2] + bias0, acc[k][pw][2 * h2 + 1] + bias1);
+          gsc_store2(yrow + (ow + pw) * ys4, ys1, FULL || vec, true, acc[k][pw][2 * h2],
+                     acc[k][pw][2 * h2 + 1]);
         }
       } else {
         // positions ow, ow + 1 of channels 2 tq and 2 tq + 1
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
-          const float bb = c ? bias1 : bias0;
           const bool both = FULL || ow + 1 < a.out[2];
           gsc_store2(yrow + (c * ys1 + ow * ys4), ys4, FULL || (vec && both), both,
-                     acc[k][0][2 * h2 + c] + bb, acc[k][1][2 * h2 + c] + bb);
+                     acc[k][0][2 * h2 + c], acc[k][1][2 * h2 + c]);
         }
       }
     }
@@ -159,7 +157,7 @@ __device__ __forceinline__ void gsc_epilogue(const GscArgs& a, T* yg, int od, in
 // phases.
 template <Mode MODE, int KD, int KH, int KW, bool CL, int TD0, int TH0, int TW0>
 __device__ __forceinline__ void gsc_item(const GscArgs& a, uint32_t xs, uint32_t ws, int s,
-                                         int id_base, int pd, int ph, int mt, int oh0,
+                                         int slot0, int pd, int ph, int mt, int oh0,
                                          int ih_lo, int jb, typename GscPrec<MODE>::Elem* yg,
                                          float bias0, float bias1) {
   using P = GscPrec<MODE>;
@@ -191,18 +189,25 @@ __device__ __forceinline__ void gsc_item(const GscArgs& a, uint32_t xs, uint32_t
   }
   const int od = 2 * s + pd;
   if (od >= a.out[0]) return;  // an odd depth's last step has one plane
-  const int q0d = (od + a.pad[0] - TD0) >> 1;
-  // the slot of tap m's plane, id = q0d - m
+  // tap m's plane is the step's r-th, r = q0d - m - (id_base + s - s0), the same in every step
+  // (q0d - s and id_base - s0 are constants); its slot is slot0 + r, the ring being hd + 1
+  // planes and r < hd: one conditional subtraction (a `% ring` was an integer division)
+  const int r0 = ((pd + a.pad[0] - TD0) >> 1) - gsc_floor2(a.pad[0] - (KD - 1));
   uint32_t pbase[TDp];
 #pragma unroll
-  for (int m = 0; m < TDp; ++m) pbase[m] = xs + ((q0d - m - id_base) % ring) * plane_bytes;
+  for (int m = 0; m < TDp; ++m) {
+    int slot = slot0 + r0 - m;
+    slot -= slot >= ring ? ring : 0;
+    pbase[m] = xs + slot * plane_bytes;
+  }
+  // the bias is the accumulators' start (the C fragment's columns 2 tq, 2 tq + 1)
   float acc[kGscRows][2][4];
 #pragma unroll
   for (int k = 0; k < kGscRows; ++k)
 #pragma unroll
     for (int pw = 0; pw < 2; ++pw)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) acc[k][pw][c] = 0.f;
+      for (int c = 0; c < 4; ++c) acc[k][pw][c] = c & 1 ? bias1 : bias0;
 #pragma unroll
   for (int pw = 0; pw < 2; ++pw) {
 #pragma unroll
@@ -240,9 +245,9 @@ __device__ __forceinline__ void gsc_item(const GscArgs& a, uint32_t xs, uint32_t
   const bool full = vec && 16 * mt + 16 <= wq && 2 * (jb + 16 * mt) + 32 <= a.out[2] &&
                     oh_f + 2 * (kGscRows - 1) < a.out[1];
   if (full) {
-    gsc_epilogue<CL, true>(a, yg, od, oh_f, jb, mt, wq, true, acc, bias0, bias1);
+    gsc_epilogue<CL, true>(a, yg, od, oh_f, jb, mt, wq, true, acc);
   } else {
-    gsc_epilogue<CL, false>(a, yg, od, oh_f, jb, mt, wq, vec, acc, bias0, bias1);
+    gsc_epilogue<CL, false>(a, yg, od, oh_f, jb, mt, wq, vec, acc);
   }
 }
 
@@ -290,7 +295,8 @@ __device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, ui
   const int wq = (a.out[2] + 1) / 2 - jb;  // this block's w-phase positions, at most 48
   const int nwin = min(kGscWindows, (wq + 15) / 16);
   const uint32_t items = gsc_warp_items(a, nwin, threadIdx.x >> 5);
-  for (int s = s0; s < s1; ++s) {
+  // slot0: the ring slot of the step's first plane, id_base + s - s0
+  for (int s = s0, slot0 = 0; s < s1; ++s, slot0 = slot0 + 1 == ring ? 0 : slot0 + 1) {
     const bool pf = s + 1 < s1;
     uint4 v[KU][P::kPosBytes / 16];
     if (pf) gsc_load_plane<MODE, CL>(a, xg, L, id_base + (s - s0) + a.hd, v);
@@ -301,7 +307,7 @@ __device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, ui
 #define CONVT3D_GSC_CASE(S)                                                                     \
   case S:                                                                                       \
     gsc_item<MODE, KD, KH, KW, CL, (S >> 2) & 1, (S >> 1) & 1, S & 1>(                          \
-        a, xs, ws, s, id_base, pd, ph, mt, oh0, ih_lo, jb, yg, bias0, bias1);                   \
+        a, xs, ws, s, slot0, pd, ph, mt, oh0, ih_lo, jb, yg, bias0, bias1);                     \
     break;
       switch (sel) {
         CONVT3D_GSC_CASE(0) CONVT3D_GSC_CASE(1) CONVT3D_GSC_CASE(2) CONVT3D_GSC_CASE(3)
@@ -309,8 +315,9 @@ __device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, ui
       }
 #undef CONVT3D_GSC_CASE
     }
-    // the new plane's slot held plane id_base + (s - s0) - 1, which no warp reads in step s
-    if (pf) gsc_store_plane<MODE>(xs + ((s - s0 + a.hd) % ring) * plane_bytes, L, v);
+    // the new plane's slot, (slot0 + hd) % ring, held plane id_base + (s - s0) - 1, which no
+    // warp reads in step s
+    if (pf) gsc_store_plane<MODE>(xs + (slot0 ? slot0 - 1 : a.hd) * plane_bytes, L, v);
     __syncthreads();
   }
 }
@@ -353,7 +360,7 @@ __device__ __forceinline__ void gsc_stage_weights(const GscArgs& a, int g, uint3
   }
 }
 
-// Grid: chains (n, group, h tile, w block) x nchunks, each CTA a run of `chunk` depth steps.
+// Grid: chains (n, h tile, w block, group) x nchunks, each CTA a run of `chunk` depth steps.
 template <Mode MODE, int KD, int KH, int KW, bool CL>
 __global__ void __launch_bounds__(kGscThreads, 3) gsc_fwd_kernel(const GscArgs a) {
   using P = GscPrec<MODE>;
@@ -364,14 +371,18 @@ __global__ void __launch_bounds__(kGscThreads, 3) gsc_fwd_kernel(const GscArgs a
   extern __shared__ __align__(16) unsigned char smem[];
   const uint32_t ws = smem_addr(smem);
   const uint32_t xs = ws + KD * KH * KW * P::kTapWords * 4;
+  // the group varies fastest: neighbouring groups' CTAs run side by side, so the halves of a
+  // 16-bit channels_last sector (a group's 8 channels are 16 bytes) are read and written
+  // close together in time
   int bid = blockIdx.x;
+  const int g = bid % a.groups;
+  bid /= a.groups;
   const int chunk = bid % a.nchunks;
   bid /= a.nchunks;
   const int tw = bid % a.tiles_w;
   bid /= a.tiles_w;
   const int th = bid % a.tiles_h;
-  bid /= a.tiles_h;
-  const int g = bid % a.groups, n = bid / a.groups;
+  const int n = bid / a.tiles_h;
   const int s0 = chunk * a.chunk, s1 = min(a.nsteps, s0 + a.chunk);
   if (s0 >= s1) return;
   const int oh0 = th * 2 * kGscRows, jb = tw * 16 * kGscWindows;

@@ -361,7 +361,7 @@ __device__ __forceinline__ void gsc_stage_weights(const GscArgs& a, int g, uint3
   }
 }
 
-// Grid: chains (n, h tile, w block, group) x nchunks, each CTA a run of `chunk` depth steps.
+// Grid: one CTA per (n, h tile, w block, run of `chunk` depth steps, group), the last fastest.
 template <Mode MODE, int KD, int KH, int KW, bool CL>
 __global__ void __launch_bounds__(kGscThreads, 3) gsc_fwd_kernel(const GscArgs a) {
   using P = GscPrec<MODE>;

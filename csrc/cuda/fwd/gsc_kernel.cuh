@@ -99,10 +99,13 @@ template <typename T>
 __device__ __forceinline__ void gsc_store2(T* dst, int step, bool vec, bool second, float v0,
                                            float v1) {
   if (vec) {
+    // streaming (evict-first) stores: y is written once and never reread, so its lines leave
+    // L2 first and x's planes, which neighbouring CTAs read again, stay
     if constexpr (sizeof(T) == 4) {
-      asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(dst), "f"(v0), "f"(v1));
+      asm volatile("st.global.cs.v2.f32 [%0], {%1, %2};\n" ::"l"(dst), "f"(v0), "f"(v1));
     } else {
-      store_pair(dst, from_float<T>(v0), from_float<T>(v1));
+      asm volatile("st.global.cs.b32 [%0], %1;\n" ::"l"(dst),
+                   "r"(pack_pair(from_float<T>(v0), from_float<T>(v1))));
     }
   } else {
     dst[0] = from_float<T>(v0);

@@ -43,7 +43,7 @@ SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENS
             "CONVT3D_TWG_BQW", "CONVT3D_TWG_LONG", "CONVT3D_TWG_STAGE", "CONVT3D_PW",
             "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PW_LEAN",
             "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR", "CONVT3D_DENSE_SKIP", "CONVT3D_TWG_H16",
-            "CONVT3D_PW_H16", "CONVT3D_PDL", "CONVT3D_GSC")
+            "CONVT3D_PW_H16", "CONVT3D_PDL", "CONVT3D_GSC", "CONVT3D_GSC_G2")
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
     "halo": {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0"},
@@ -88,6 +88,7 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "noprefill": {"CONVT3D_PREFILL": "0"},  # y's empty phases written by their own CTAs
     "nopdl": {"CONVT3D_PDL": "0"},  # pw and twg launched only once the repack has finished
     "nogsc": {"CONVT3D_GSC": "0"},  # grouped 8 -> 8 stride-2 layers: the densified kernels
+    "nog2": {"CONVT3D_GSC_G2": "0"},  # gsc 16-bit channels_last: one group per CTA
     "auto_cpasync": {"CONVT3D_TWG_TMA": "0"},
     "auto_stream": {"CONVT3D_BOX_STREAM": "1"},
     "auto_reload": {"CONVT3D_BOX_STREAM": "0"},

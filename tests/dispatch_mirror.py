@@ -649,7 +649,8 @@ def gsc_expected(x, spec, mode, w=None):
     channels per group, stride 2 and dilation 1 on every axis and a kernel size of GSC_KERNELS
     (any strides) take the grouped small-channel kernel, unless CONVT3D_GSC=0, or a switch
     forces another family and CONVT3D_GSC is not 1. Returns its path name or None. ("cl":
-    channels_last x in whole aligned 16-byte channel runs and a channels_last y; else
+    channels_last x in whole aligned 16-byte channel runs and a channels_last y, "cl2" that in
+    16 bits with an even number of groups, two per CTA, unless CONVT3D_GSC_G2=0; else
     "strided".)"""
     import torch
 
@@ -666,7 +667,8 @@ def gsc_expected(x, spec, mode, w=None):
         return None
     cl = (channel_vector_ok(x, 8, 4 if mode == "tf32" else 8)  # elements per 16 bytes
           and result_memory_format(x, x if w is None else w) == torch.channels_last_3d)
-    return f"gsc_{mode}_k{k[0]}{k[1]}{k[2]}_{'cl' if cl else 'strided'}"
+    g2 = cl and mode != "tf32" and g % 2 == 0 and os.environ.get("CONVT3D_GSC_G2") != "0"
+    return f"gsc_{mode}_k{k[0]}{k[1]}{k[2]}_{('cl2' if g2 else 'cl') if cl else 'strided'}"
 
 
 def expected_path(x, spec, mode, w=None):

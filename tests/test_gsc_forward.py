@@ -80,16 +80,44 @@ def test_gsc_long_chains(layout, precision, monkeypatch):
 
 @pytest.mark.parametrize("precision", PRECISIONS)
 def test_gsc_loaders(precision, monkeypatch):
-    """channels_last x in aligned 16-byte channel runs takes the vector loader ("_cl"); every
+    """channels_last x in aligned 16-byte channel runs takes the vector loader ("_cl"; in 16 bits
+    with an even number of groups two groups per CTA, "_cl2", unless CONVT3D_GSC_G2=0); every
     other layout the strided one."""
     monkeypatch.delenv("CONVT3D_GSC", raising=False)
-    spec = GSC_CASES[0]
-    with allow_tf32(precision[1]):
-        for layout, tail in [("cl", "_cl"), ("cl_narrow8", "_cl"), ("ncdhw", "_strided"),
-                             ("cl_misaligned", "_strided"), ("sliced", "_strided")]:
-            (x, w, _), _ = make(spec, precision[0], layout)
-            path = ops._forward_path(x, w, *geometry_args(spec))
-            assert path == f"gsc_{precision[3]}_k357" + tail, (layout, path)
+    cl = "_cl" if precision[3] == "tf32" else "_cl2"
+    for spec, g2, tails in [
+            (GSC_CASES[0], None, [("cl", cl), ("cl_narrow8", cl), ("ncdhw", "_strided"),
+                                  ("cl_misaligned", "_strided"), ("sliced", "_strided")]),
+            (GSC_CASES[0], "0", [("cl", "_cl"), ("ncdhw", "_strided")]),
+            (GSC_CASES[2], None, [("cl", "_cl")])]:  # three groups
+        if g2 is None:
+            monkeypatch.delenv("CONVT3D_GSC_G2", raising=False)
+        else:
+            monkeypatch.setenv("CONVT3D_GSC_G2", g2)
+        with allow_tf32(precision[1]):
+            for layout, tail in tails:
+                (x, w, _), _ = make(spec, precision[0], layout)
+                path = ops._forward_path(x, w, *geometry_args(spec))
+                assert path == f"gsc_{precision[3]}_k357" + tail, (layout, g2, path)
+
+
+@pytest.mark.parametrize("precision", PRECISIONS[1:])
+@pytest.mark.parametrize("case", [0, 1, 7])  # even numbers of groups
+def test_gsc_two_groups_match_one(case, precision, monkeypatch):
+    """16-bit channels_last with two groups per CTA ("_cl2": cp.async planes, lane-pair shuffled
+    whole-sector stores) gives bitwise the one-group kernel's result (the same MMAs in the same
+    order), both right."""
+    monkeypatch.delenv("CONVT3D_GSC", raising=False)
+    spec = GSC_CASES[case]
+    outs = []
+    for g2 in (None, "0"):
+        if g2 is None:
+            monkeypatch.delenv("CONVT3D_GSC_G2", raising=False)
+        else:
+            monkeypatch.setenv("CONVT3D_GSC_G2", g2)
+        assert gsc_runs(spec, "cl", precision)
+        outs.append(run(spec, precision, "cl", kernel="gsc"))
+    assert torch.equal(outs[0], outs[1])
 
 
 def test_gsc_switches(monkeypatch):

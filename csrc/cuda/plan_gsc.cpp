@@ -93,11 +93,14 @@ void plan_gsc(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   g.nsteps = static_cast<int>(ceil_div(p.out[0], 2));
   const int64_t chains = p.N * p.groups * g.tiles_h * g.tiles_w;
   if (chains > std::numeric_limits<int32_t>::max()) return;
-  g.smem_bytes = static_cast<int>(
-      fwd::gsc_smem_bytes(h16, g.k[0] * g.k[1] * g.k[2], g.hd, g.hh, g.k[2]));
   // channels_last x (16-byte channel runs) and y (unit channel stride): the vector loader and
   // channel-pair stores; anything else the strided loader and w-pair stores
   f.gsc_cl = channel_vector_ok(x, p.x_st, fwd::kGscC, h16 ? 8 : 4) && p.y_st[1] == 1;
+  // 16-bit channels_last with an even number of groups: two groups per CTA, whose 16 channels
+  // of a position are one 32-byte sector of y (one group's store half-sectors)
+  g.g2 = h16 && f.gsc_cl && p.groups % 2 == 0 && sw.gsc_g2 != 0 ? 1 : 0;
+  g.smem_bytes = static_cast<int>(
+      fwd::gsc_smem_bytes(h16, g.k[0] * g.k[1] * g.k[2], g.hd, g.hh, g.k[2], g.g2 ? 2 : 1));
   f.gsc = true;
   f.gsc_args = g;
   f.halo = false;
@@ -107,7 +110,7 @@ void plan_gsc(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   f.p = p;
   f.blocks = chains;
   f.name = std::string("gsc_") + fwd::mode_name(f.mode) + "_k" + std::to_string(g.k[0]) +
-           std::to_string(g.k[1]) + std::to_string(g.k[2]) + (f.gsc_cl ? "_cl" : "_strided");
+           std::to_string(g.k[1]) + std::to_string(g.k[2]) + (f.gsc_cl ? (g.g2 ? "_cl2" : "_cl") : "_strided");
 }
 
 }  // namespace planner

@@ -48,6 +48,7 @@ constexpr Spec kSpecs[] = {
     {"FUSED_PAIR", &Switches::fused_pair, 2, {0, 1}},
     {"PDL", &Switches::pdl, 1, {0}},
     {"GSC", &Switches::gsc, 2, {0, 1}},
+    {"GSC_G2", &Switches::gsc_g2, 1, {0}},
 };
 constexpr int kNumSpecs = int(sizeof(kSpecs) / sizeof(kSpecs[0]));
 static_assert(kNumSpecs == Switches::kCount, "switches.cpp: one spec per switch");

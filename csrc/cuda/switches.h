@@ -42,12 +42,15 @@ struct Switches {
                         // never; -1 where legal and no switch forces another family
   int pdl = 1;          // CONVT3D_PDL=0: pw and twg never launch before the repack (or the
                         // prefill, the scale pass) has finished (fwd/pdl.cuh)
+  int gsc_g2 = 1;       // CONVT3D_GSC_G2=0: the grouped small-channel kernel keeps one group
+                        // per CTA in 16-bit channels_last too
 
-  static constexpr int kCount = 25;
+  static constexpr int kCount = 26;
   std::array<int, kCount> values() const {
     return {halo,   wgmma,      box_stream, twg,        twg_slices, twg_tma, twg_stack, twg_wstack,
             pw,     pw_bn,      pw_wdirect, pw_persist, pw_lean,    dense,   prefill,   plan_cache,
-            fused_pair, dense_skip, twg_bqw, twg_long, twg_stage, twg_h16, pw_h16, pdl, gsc};
+            fused_pair, dense_skip, twg_bqw, twg_long, twg_stage, twg_h16, pw_h16, pdl, gsc,
+            gsc_g2};
   }
 };
 

@@ -66,8 +66,11 @@ template <Mode MODE>
 cudaError_t gsc_by_size(const GscArgs& a, bool cl, cudaStream_t stream) {
 #define CONVT3D_FWD_CASE(KD, KH, KW)                                            \
   if (a.k[0] == KD && a.k[1] == KH && a.k[2] == KW) {                          \
-    return cl ? launch_gsc<MODE, KD, KH, KW, true>(a, stream)                   \
-              : launch_gsc<MODE, KD, KH, KW, false>(a, stream);                 \
+    if constexpr (MODE != Mode::kTf32) {                                       \
+      if (cl && a.g2) return launch_gsc<MODE, KD, KH, KW, true, true>(a, stream); \
+    }                                                                          \
+    return cl ? launch_gsc<MODE, KD, KH, KW, true, false>(a, stream)            \
+              : launch_gsc<MODE, KD, KH, KW, false, false>(a, stream);          \
   }
   CONVT3D_FWD_FOR_EACH_GSC_K(CONVT3D_FWD_CASE)
 #undef CONVT3D_FWD_CASE

@@ -57,15 +57,20 @@ struct GscArgs {
   int tiles_h = 0, tiles_w = 0, nsteps = 0;
   int chunk = 0, nchunks = 0;  // depth steps per CTA, CTAs per chain (set at launch)
   int y_vec = 0;        // pairs of outputs stored as one word (y's other strides even)
+  int g2 = 0;           // two groups per CTA (16-bit channels_last: whole-sector stores)
   int smem_bytes = 0;
   int k[3] = {};
 };
 
-// Dynamic shared memory: the group's weights (TF32: two words per lane and tap, 16-bit: one)
-// and the ring of hd + 1 planes of hh rows (TF32: 32 bytes a position, 16-bit: 16).
-constexpr int64_t gsc_smem_bytes(bool h16, int taps, int hd, int hh, int kw) {
-  return int64_t(taps) * (h16 ? 128 : 256) +
-         int64_t(hd + 1) * hh * gsc_row_positions(kw) * (h16 ? 16 : 32);
+// Dynamic shared memory per group of the CTA (one, or two with g2): the group's weights (TF32:
+// two words per lane and tap, 16-bit: one) and its ring of hd + 1 planes of hh rows (TF32: 32
+// bytes a position, 16-bit: 16).
+constexpr int64_t gsc_weight_bytes(bool h16, int taps) { return int64_t(taps) * (h16 ? 128 : 256); }
+constexpr int64_t gsc_ring_bytes(bool h16, int hd, int hh, int kw) {
+  return int64_t(hd + 1) * hh * gsc_row_positions(kw) * (h16 ? 16 : 32);
+}
+constexpr int64_t gsc_smem_bytes(bool h16, int taps, int hd, int hh, int kw, int cta_groups) {
+  return cta_groups * (gsc_weight_bytes(h16, taps) + gsc_ring_bytes(h16, hd, hh, kw));
 }
 
 }  // namespace fwd

@@ -91,6 +91,27 @@ __device__ __forceinline__ void gsc_store_plane(uint32_t plane, const GscLoader<
   }
 }
 
+// G2 (16-bit channels_last, two groups per CTA): both groups' 16-byte channel runs of each
+// unit, adjacent in x, copied by cp.async straight into the groups' rings (16 bits need no
+// rounding, and no registers stay held over the step); one commit group per plane.
+template <typename T, int KU>
+__device__ __forceinline__ void gsc_copy_plane2(const GscArgs& a, const T* xg,
+                                                const GscLoader<KU>& L, int id, uint32_t plane,
+                                                uint32_t gx) {
+  const bool din = id >= 0 && id < a.in[0];
+#pragma unroll
+  for (int j = 0; j < KU; ++j) {
+    if (!L.valid[j]) continue;
+    const bool ok = din && L.hw_ok[j];
+    const T* src = ok ? xg + (id * a.xs[2] + L.goff[j]) : xg;  // not read when !ok
+#pragma unroll
+    for (int grp = 0; grp < 2; ++grp) {
+      cp_async_16(plane + grp * gx + L.soff[j], src + (ok ? grp * kGscC : 0), ok ? 16 : 0);
+    }
+  }
+  cp_async_commit();
+}
+
 // Two outputs: adjacent in w (NCDHW: the two w phases of one channel) or in channels
 // (channels_last: two channels of one position); one store where y's strides allow it. The
 // fp32 pair is spelled in PTX: from C++ (a float2 store) NVVM split it into two 4-byte
@@ -155,16 +176,69 @@ __device__ __forceinline__ void gsc_epilogue(const GscArgs& a, T* yg, int od, in
   }
 }
 
+// A packed pair of 16-bit channels (c, c + 1) of one position: one word where y allows it.
+template <typename T>
+__device__ __forceinline__ void gsc_store_word(T* dst, bool vec, uint32_t w) {
+  if (vec) {
+    asm volatile("st.global.cs.b32 [%0], %1;\n" ::"l"(dst), "r"(w));
+  } else {
+    reinterpret_cast<unsigned short*>(dst)[0] = static_cast<unsigned short>(w & 0xffffu);
+    reinterpret_cast<unsigned short*>(dst)[1] = static_cast<unsigned short>(w >> 16);
+  }
+}
+
+// G2's epilogue (16-bit channels_last, y's channel stride 1): a position's 16 channels of the
+// CTA's two groups are one 32-byte sector, so lanes gq and gq ^ 1 trade words (one shuffle):
+// the even lane then holds group 0's pair at both positions, the odd lane group 1's, and each
+// store instruction writes 4 whole sectors where one group's stores wrote 8 halves (twice the
+// L2 sector writes of NCDHW, design doc v60).
+template <bool FULL, typename T>
+__device__ __forceinline__ void gsc_epilogue_g2(const GscArgs& a, T* yg, int od, int oh_f, int jb,
+                                                int mt, int wq, bool vec,
+                                                const uint32_t (&held)[kGscRows][2][2],
+                                                const float (&acc)[kGscRows][2][4]) {
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3, odd = gq & 1;
+  T* yplane = yg + od * a.ys[2];
+  const int ys3 = static_cast<int>(a.ys[3]), ys4 = static_cast<int>(a.ys[4]);
+#pragma unroll
+  for (int k = 0; k < kGscRows; ++k) {
+    const int oh = oh_f + 2 * k;
+    if (!FULL && oh >= a.out[1]) continue;  // the same in every lane: the shuffles stay whole
+    T* yrow = yplane + (oh * ys3 + 2 * tq + odd * kGscC);
+#pragma unroll
+    for (int h2 = 0; h2 < 2; ++h2) {
+      const int je = 16 * mt + gq - odd + 8 * h2;  // the pair's even position
+#pragma unroll
+      for (int pw = 0; pw < 2; ++pw) {
+        const uint32_t w0 = held[k][pw][h2];
+        const uint32_t w1 = pack_pair(from_float<T>(acc[k][pw][2 * h2]),
+                                      from_float<T>(acc[k][pw][2 * h2 + 1]));
+        const uint32_t r = __shfl_xor_sync(0xffffffffu, odd ? w0 : w1, 4);
+#pragma unroll
+        for (int t = 0; t < 2; ++t) {
+          const int j = je + t, ow = 2 * (jb + j) + pw;
+          if (!FULL && (j >= wq || ow >= a.out[2])) continue;
+          gsc_store_word(yrow + ow * ys4, FULL || vec, t == 0 ? (odd ? r : w0) : (odd ? w1 : r));
+        }
+      }
+    }
+  }
+}
+
 // One (output phase, window) item of a step: output planes od = 2 s + pd and rows oh0 + ph + 2 k,
 // whose first taps are TD0 = (pd + pad_d) & 1 and TH0 = (ph + pad_h) & 1 (od0, oh0 are even),
 // and TW0 = pad_w & 1 that of the even w phase; window mt's 16 w-phase positions of both w
-// phases.
-template <Mode MODE, int KD, int KH, int KW, bool CL, int TD0, int TH0, int TW0>
-__device__ __forceinline__ void gsc_item(const GscArgs& a, uint32_t xs, uint32_t ws, int s,
-                                         int slot0, int pd, int ph, int mt, int oh0,
-                                         int ih_lo, int jb, typename GscPrec<MODE>::Elem* yg,
-                                         float bias0, float bias1) {
+// phases. G2: the same item for the CTA's two groups in turn (their rings gx bytes apart, their
+// weights gw), group 0's outputs held packed until group 1's are done.
+template <Mode MODE, int KD, int KH, int KW, bool CL, bool G2, int TD0, int TH0, int TW0>
+__device__ __forceinline__ void gsc_item(const GscArgs& a, uint32_t xs, uint32_t ws, uint32_t gx,
+                                         uint32_t gw, int s, int slot0, int pd, int ph, int mt,
+                                         int oh0, int ih_lo, int jb,
+                                         typename GscPrec<MODE>::Elem* yg,
+                                         const float (&bias)[2][2]) {
   using P = GscPrec<MODE>;
+  using T = typename P::Elem;
+  static_assert(!G2 || (CL && sizeof(T) == 2), "two groups per CTA: 16-bit channels_last");
   constexpr int TDp = (KD - TD0 + 1) / 2, THp = (KH - TH0 + 1) / 2;
   constexpr int TW1 = 1 - TW0;
   constexpr int TWp0 = (KW - TW0 + 1) / 2, TWp1 = (KW - TW1 + 1) / 2;
@@ -204,42 +278,59 @@ __device__ __forceinline__ void gsc_item(const GscArgs& a, uint32_t xs, uint32_t
     slot -= slot >= ring ? ring : 0;
     pbase[m] = xs + slot * plane_bytes;
   }
-  // the bias is the accumulators' start (the C fragment's columns 2 tq, 2 tq + 1)
   float acc[kGscRows][2][4];
+  uint32_t held[kGscRows][2][2];  // G2: group 0's outputs, (k, pw, h2) pairs
 #pragma unroll
-  for (int k = 0; k < kGscRows; ++k)
+  for (int grp = 0; grp < (G2 ? 2 : 1); ++grp) {
+    // the bias is the accumulators' start (the C fragment's columns 2 tq, 2 tq + 1)
 #pragma unroll
-    for (int pw = 0; pw < 2; ++pw)
+    for (int k = 0; k < kGscRows; ++k)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) acc[k][pw][c] = c & 1 ? bias1 : bias0;
+      for (int pw = 0; pw < 2; ++pw)
 #pragma unroll
-  for (int pw = 0; pw < 2; ++pw) {
+        for (int c = 0; c < 4; ++c) acc[k][pw][c] = bias[grp][c & 1];
+    const uint32_t xg = grp * gx, wg = ws + grp * gw;
 #pragma unroll
-    for (int st = 0; st < kSteps; ++st) {
-      const int twp = pw ? TWp1 : TWp0;
-      if (st * P::kTapsPerStep >= twp) break;
-      const bool two = st * P::kTapsPerStep + 1 < twp;
-      const int kw = (pw ? TW1 : TW0) + 2 * P::kTapsPerStep * st;
-      uint32_t b[TDp][THp][2];
+    for (int pw = 0; pw < 2; ++pw) {
 #pragma unroll
-      for (int m = 0; m < TDp; ++m)
+      for (int st = 0; st < kSteps; ++st) {
+        const int twp = pw ? TWp1 : TWp0;
+        if (st * P::kTapsPerStep >= twp) break;
+        const bool two = st * P::kTapsPerStep + 1 < twp;
+        const int kw = (pw ? TW1 : TW0) + 2 * P::kTapsPerStep * st;
+        uint32_t b[TDp][THp][2];
 #pragma unroll
-        for (int nn = 0; nn < THp; ++nn)
-          P::load_b(ws, ((TD0 + 2 * m) * KH + (TH0 + 2 * nn)) * KW + kw, lane, two, b[m][nn]);
-      // input row uh of tap m's plane feeds output row k through tap nn = k - uh
+        for (int m = 0; m < TDp; ++m)
 #pragma unroll
-      for (int m = 0; m < TDp; ++m)
+          for (int nn = 0; nn < THp; ++nn)
+            P::load_b(wg, ((TD0 + 2 * m) * KH + (TH0 + 2 * nn)) * KW + kw, lane, two, b[m][nn]);
+        // input row uh of tap m's plane feeds output row k through tap nn = k - uh
 #pragma unroll
-        for (int uh = -(THp - 1); uh < kGscRows; ++uh) {
-          uint32_t af[4];
-          ldmatrix_x4(af, pbase[m] + mt * kWindow + uh * kRow + off[pw][st]);
+        for (int m = 0; m < TDp; ++m)
 #pragma unroll
-          for (int k = 0; k < kGscRows; ++k) {
-            const int nn = k - uh;
-            if (nn < 0 || nn >= THp) continue;
-            P::mma(acc[k][pw], af, b[m][nn]);
+          for (int uh = -(THp - 1); uh < kGscRows; ++uh) {
+            uint32_t af[4];
+            ldmatrix_x4(af, pbase[m] + xg + mt * kWindow + uh * kRow + off[pw][st]);
+#pragma unroll
+            for (int k = 0; k < kGscRows; ++k) {
+              const int nn = k - uh;
+              if (nn < 0 || nn >= THp) continue;
+              P::mma(acc[k][pw], af, b[m][nn]);
+            }
           }
-        }
+      }
+    }
+    if constexpr (G2) {
+      if (grp == 0) {
+#pragma unroll
+        for (int k = 0; k < kGscRows; ++k)
+#pragma unroll
+          for (int pw = 0; pw < 2; ++pw)
+#pragma unroll
+            for (int h2 = 0; h2 < 2; ++h2)
+              held[k][pw][h2] = pack_pair(from_float<T>(acc[k][pw][2 * h2]),
+                                          from_float<T>(acc[k][pw][2 * h2 + 1]));
+      }
     }
   }
   // the window's 16 positions and the warp's 4 rows all inside y, and pair stores: no
@@ -248,7 +339,13 @@ __device__ __forceinline__ void gsc_item(const GscArgs& a, uint32_t xs, uint32_t
   const bool vec = a.y_vec != 0;
   const bool full = vec && 16 * mt + 16 <= wq && 2 * (jb + 16 * mt) + 32 <= a.out[2] &&
                     oh_f + 2 * (kGscRows - 1) < a.out[1];
-  if (full) {
+  if constexpr (G2) {
+    if (full) {
+      gsc_epilogue_g2<true>(a, yg, od, oh_f, jb, mt, wq, true, held, acc);
+    } else {
+      gsc_epilogue_g2<false>(a, yg, od, oh_f, jb, mt, wq, vec, held, acc);
+    }
+  } else if (full) {
     gsc_epilogue<CL, true>(a, yg, od, oh_f, jb, mt, wq, true, acc);
   } else {
     gsc_epilogue<CL, false>(a, yg, od, oh_f, jb, mt, wq, vec, acc);
@@ -284,12 +381,15 @@ __device__ __forceinline__ uint32_t gsc_warp_items(const GscArgs& a, int nwin, i
   return mine;
 }
 
-// One warp's chain of depth steps: its items of each step, the next plane loaded meanwhile.
-template <Mode MODE, int KD, int KH, int KW, bool CL, int KU>
+// One warp's chain of depth steps: its items of each step, the next plane loaded meanwhile
+// (into registers and stored behind the items; G2: by cp.async into its free slot, which no
+// warp reads in this step, waited for at the step's end).
+template <Mode MODE, int KD, int KH, int KW, bool CL, bool G2, int KU>
 __device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, uint32_t ws,
-                                               int s0, int s1, int id_base, int oh0, int ih_lo,
-                                               int jb, typename GscPrec<MODE>::Elem* yg,
-                                               float bias0, float bias1,
+                                               uint32_t gx, uint32_t gw, int s0, int s1,
+                                               int id_base, int oh0, int ih_lo, int jb,
+                                               typename GscPrec<MODE>::Elem* yg,
+                                               const float (&bias)[2][2],
                                                const typename GscPrec<MODE>::Elem* xg,
                                                const GscLoader<KU>& L) {
   using P = GscPrec<MODE>;
@@ -302,16 +402,23 @@ __device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, ui
   // slot0: the ring slot of the step's first plane, id_base + s - s0
   for (int s = s0, slot0 = 0; s < s1; ++s, slot0 = slot0 + 1 == ring ? 0 : slot0 + 1) {
     const bool pf = s + 1 < s1;
-    uint4 v[KU][P::kPosBytes / 16];
-    if (pf) gsc_load_plane<MODE, CL>(a, xg, L, id_base + (s - s0) + a.hd, v);
+    uint4 v[G2 ? 1 : KU][P::kPosBytes / 16];
+    if constexpr (G2) {  // into the new plane's slot (below)
+      if (pf) {
+        gsc_copy_plane2(a, xg, L, id_base + (s - s0) + a.hd,
+                        xs + (slot0 ? slot0 - 1 : a.hd) * plane_bytes, gx);
+      }
+    } else {
+      if (pf) gsc_load_plane<MODE, CL>(a, xg, L, id_base + (s - s0) + a.hd, v);
+    }
     for (uint32_t m = items; m != 0; m &= m - 1) {
       const int it = __ffs(m) - 1, p = it / 3, mt = it - 3 * p;
       const int pd = p >> 1, ph = p & 1;
       const int sel = (((pd + a.pad[0]) & 1) << 2) | (((ph + a.pad[1]) & 1) << 1) | (a.pad[2] & 1);
 #define CONVT3D_GSC_CASE(S)                                                                     \
   case S:                                                                                       \
-    gsc_item<MODE, KD, KH, KW, CL, (S >> 2) & 1, (S >> 1) & 1, S & 1>(                          \
-        a, xs, ws, s, slot0, pd, ph, mt, oh0, ih_lo, jb, yg, bias0, bias1);                     \
+    gsc_item<MODE, KD, KH, KW, CL, G2, (S >> 2) & 1, (S >> 1) & 1, S & 1>(                      \
+        a, xs, ws, gx, gw, s, slot0, pd, ph, mt, oh0, ih_lo, jb, yg, bias);                     \
     break;
       switch (sel) {
         CONVT3D_GSC_CASE(0) CONVT3D_GSC_CASE(1) CONVT3D_GSC_CASE(2) CONVT3D_GSC_CASE(3)
@@ -321,7 +428,11 @@ __device__ __forceinline__ void gsc_warp_chain(const GscArgs& a, uint32_t xs, ui
     }
     // the new plane's slot, (slot0 + hd) % ring, held plane id_base + (s - s0) - 1, which no
     // warp reads in step s
-    if (pf) gsc_store_plane<MODE>(xs + (slot0 ? slot0 - 1 : a.hd) * plane_bytes, L, v);
+    if constexpr (G2) {
+      cp_async_wait_all();
+    } else {
+      if (pf) gsc_store_plane<MODE>(xs + (slot0 ? slot0 - 1 : a.hd) * plane_bytes, L, v);
+    }
     __syncthreads();
   }
 }
@@ -364,23 +475,27 @@ __device__ __forceinline__ void gsc_stage_weights(const GscArgs& a, int g, uint3
   }
 }
 
-// Grid: one CTA per (n, h tile, w block, run of `chunk` depth steps, group), the last fastest.
-template <Mode MODE, int KD, int KH, int KW, bool CL>
+// Grid: one CTA per (n, h tile, w block, run of `chunk` depth steps, group), the last fastest;
+// G2: per pair of groups (g, g + 1), each with its weights and ring.
+template <Mode MODE, int KD, int KH, int KW, bool CL, bool G2>
 __global__ void __launch_bounds__(kGscThreads, 3) gsc_fwd_kernel(const GscArgs a) {
   using P = GscPrec<MODE>;
   using T = typename P::Elem;
+  constexpr int kG = G2 ? 2 : 1;
   constexpr int kRow = gsc_row_positions(KW) * P::kPosBytes;
   constexpr int rowp = gsc_row_positions(KW);
   constexpr int KU = (gsc_max_plane_rows(KH) * rowp + kGscThreads - 1) / kGscThreads;
+  constexpr uint32_t gw = KD * KH * KW * P::kTapWords * 4;  // a group's weight bytes
   extern __shared__ __align__(16) unsigned char smem[];
   const uint32_t ws = smem_addr(smem);
-  const uint32_t xs = ws + KD * KH * KW * P::kTapWords * 4;
+  const uint32_t xs = ws + kG * gw;
   // the group varies fastest: neighbouring groups' CTAs run side by side, so the halves of a
   // 16-bit channels_last sector (a group's 8 channels are 16 bytes) are read and written
   // close together in time
   int bid = blockIdx.x;
-  const int g = bid % a.groups;
-  bid /= a.groups;
+  const int cta_groups = a.groups / kG;
+  const int g = bid % cta_groups * kG;
+  bid /= cta_groups;
   const int chunk = bid % a.nchunks;
   bid /= a.nchunks;
   const int tw = bid % a.tiles_w;
@@ -392,7 +507,10 @@ __global__ void __launch_bounds__(kGscThreads, 3) gsc_fwd_kernel(const GscArgs a
   const int oh0 = th * 2 * kGscRows, jb = tw * 16 * kGscWindows;
   const int ih_lo = gsc_floor2(oh0 + a.pad[1] - (KH - 1));
   const int id_base = gsc_floor2(2 * s0 + a.pad[0] - (KD - 1));
-  gsc_stage_weights<MODE, KD, KH, KW>(a, g, reinterpret_cast<uint32_t*>(smem));
+#pragma unroll
+  for (int grp = 0; grp < kG; ++grp) {
+    gsc_stage_weights<MODE, KD, KH, KW>(a, g + grp, reinterpret_cast<uint32_t*>(smem + grp * gw));
+  }
   const T* xg = static_cast<const T*>(a.x) + n * a.xs[0] + int64_t(g) * kGscC * a.xs[1];
   GscLoader<KU> L;
   const int units = a.hh * rowp;
@@ -406,33 +524,45 @@ __global__ void __launch_bounds__(kGscThreads, 3) gsc_fwd_kernel(const GscArgs a
     L.soff[j] = row * kRow + P::pos_off(p, 0);
   }
   const int plane_bytes = a.hh * kRow;
+  const uint32_t gx = (a.hd + 1) * plane_bytes;  // a group's ring bytes
   for (int q = 0; q < a.hd; ++q) {
-    uint4 v[KU][P::kPosBytes / 16];
-    gsc_load_plane<MODE, CL>(a, xg, L, id_base + q, v);
-    gsc_store_plane<MODE>(xs + q * plane_bytes, L, v);
+    if constexpr (G2) {
+      gsc_copy_plane2(a, xg, L, id_base + q, xs + q * plane_bytes, gx);
+    } else {
+      uint4 v[KU][P::kPosBytes / 16];
+      gsc_load_plane<MODE, CL>(a, xg, L, id_base + q, v);
+      gsc_store_plane<MODE>(xs + q * plane_bytes, L, v);
+    }
   }
+  if constexpr (G2) cp_async_wait_all();
   __syncthreads();
   const int tq = threadIdx.x & 3;
   T* yg = static_cast<T*>(a.y) + n * a.ys[0] + int64_t(g) * kGscC * a.ys[1];
   const T* bias = static_cast<const T*>(a.bias);
-  const float bias0 = bias ? to_float(bias[g * kGscC + 2 * tq]) : 0.f;
-  const float bias1 = bias ? to_float(bias[g * kGscC + 2 * tq + 1]) : 0.f;
-  gsc_warp_chain<MODE, KD, KH, KW, CL, KU>(a, xs, ws, s0, s1, id_base, oh0, ih_lo, jb, yg, bias0,
-                                           bias1, xg, L);
+  float bv[2][2] = {};
+#pragma unroll
+  for (int grp = 0; grp < kG; ++grp) {
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      bv[grp][c] = bias ? to_float(bias[(g + grp) * kGscC + 2 * tq + c]) : 0.f;
+    }
+  }
+  gsc_warp_chain<MODE, KD, KH, KW, CL, G2, KU>(a, xs, ws, gx, gw, s0, s1, id_base, oh0, ih_lo,
+                                               jb, yg, bv, xg, L);
 }
 
 // Splits each chain's depth steps into as many runs as fill every resident CTA slot once (no
 // second wave; each run stages its weights and first planes once), then launches.
-template <Mode MODE, int KD, int KH, int KW, bool CL>
+template <Mode MODE, int KD, int KH, int KW, bool CL, bool G2>
 cudaError_t launch_gsc(const GscArgs& args, cudaStream_t stream) {
   GscArgs a = args;
-  auto* kernel = gsc_fwd_kernel<MODE, KD, KH, KW, CL>;
+  auto* kernel = gsc_fwd_kernel<MODE, KD, KH, KW, CL, G2>;
   cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
   if (e != cudaSuccess) return e;
   int slots = 0;
   e = resident_ctas(reinterpret_cast<const void*>(kernel), kGscThreads, a.smem_bytes, &slots);
   if (e != cudaSuccess) return e;
-  const int64_t chains = int64_t(a.n) * a.groups * a.tiles_h * a.tiles_w;
+  const int64_t chains = int64_t(a.n) * (a.groups / (G2 ? 2 : 1)) * a.tiles_h * a.tiles_w;
   int64_t runs = slots / chains;
   runs = runs < 1 ? 1 : (runs > a.nsteps ? a.nsteps : runs);
   a.chunk = static_cast<int>((a.nsteps + runs - 1) / runs);
@@ -443,10 +573,14 @@ cudaError_t launch_gsc(const GscArgs& args, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// Both loaders of one (mode, kernel size), for inst_gsc_*.cu.
-#define CONVT3D_FWD_INSTANTIATE_GSC_K(MODE, KD, KH, KW)                                 \
-  template cudaError_t launch_gsc<MODE, KD, KH, KW, false>(const GscArgs&, cudaStream_t); \
-  template cudaError_t launch_gsc<MODE, KD, KH, KW, true>(const GscArgs&, cudaStream_t);
+// Both loaders of one (mode, kernel size), for inst_gsc_*.cu; 16-bit modes also the
+// channels_last kernel with two groups per CTA.
+#define CONVT3D_FWD_INSTANTIATE_GSC_K(MODE, KD, KH, KW)                                        \
+  template cudaError_t launch_gsc<MODE, KD, KH, KW, false, false>(const GscArgs&, cudaStream_t); \
+  template cudaError_t launch_gsc<MODE, KD, KH, KW, true, false>(const GscArgs&, cudaStream_t);
+#define CONVT3D_FWD_INSTANTIATE_GSC_K_H16(MODE, KD, KH, KW) \
+  CONVT3D_FWD_INSTANTIATE_GSC_K(MODE, KD, KH, KW)           \
+  template cudaError_t launch_gsc<MODE, KD, KH, KW, true, true>(const GscArgs&, cudaStream_t);
 
 }  // namespace fwd
 }  // namespace convt3d

@@ -56,9 +56,9 @@ template <int NR, bool KVEC>
 cudaError_t launch_twg_h16(const FwdArgs& a, int64_t blocks, cudaStream_t stream);
 
 // Grouped small-channel kernel (gsc_kernel.cuh, TF32, bf16 or fp16, stride 2, 8 channels per
-// group), one kernel size of CONVT3D_FWD_FOR_EACH_GSC_K; CL: the channels_last loader.
-// Instantiated in inst_gsc_<mode>.cu.
-template <Mode MODE, int KD, int KH, int KW, bool CL>
+// group), one kernel size of CONVT3D_FWD_FOR_EACH_GSC_K; CL: the channels_last loader; G2 (16-bit
+// CL only): two groups per CTA. Instantiated in inst_gsc_<mode>.cu.
+template <Mode MODE, int KD, int KH, int KW, bool CL, bool G2>
 cudaError_t launch_gsc(const GscArgs& a, cudaStream_t stream);
 
 // Non-overlapping kernel (pw_kernel.cuh, sm_90a, bf16/fp16/TF32/3xTF32, channels_last or

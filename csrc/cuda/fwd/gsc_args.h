@@ -17,9 +17,9 @@ constexpr int kGscThreads = 128;  // four warps sharing a step's (phase, window)
 // The kernel sizes instantiated (inst_gsc_*.cu), as an X-macro over (KD, KH, KW): those
 // measured to pay. Suite case 5's (3, 5, 7) (13 taps per phase) ran in 0.082 ms TF32 and 0.051
 // bf16 against the densified halo kernels' 0.217 and 0.138 (NCDHW, H200, design doc v58);
-// (3, 3, 3) (3.4 taps per phase) lost on suite case 7 with v57's kernel, 1.62 ms against the
-// fused kernel's 0.90 (TF32 NCDHW, H200). The kernel takes any size up to 8 per axis; add one
-// here after measuring it.
+// (3, 3, 3) (3.4 taps per phase) lost on suite case 7: v59's kernel 1.51 ms against the fused
+// kernel's 0.92 (TF32 NCDHW, H200), 0.82 against 0.38 (bf16 channels_last; design doc v60).
+// The kernel takes any size up to 8 per axis; add one here after measuring it.
 #define CONVT3D_FWD_FOR_EACH_GSC_K(X) X(3, 5, 7)
 
 constexpr int gsc_floor2(int a) { return a >= 0 ? a / 2 : -((1 - a) / 2); }

@@ -16,10 +16,13 @@
 //   every (output row, tap) pair of the warp's 4 rows that reads that input row;
 // - each lane stores its two w phases' outputs as (ow, ow + 1) pairs (NCDHW) or its two
 //   channels as pairs (channels_last): in TF32 every store instruction writes whole 32-byte
-//   sectors (16-bit channels_last: half sectors, a group's 8 channels being 16 bytes, so the
-//   group varies fastest over the CTAs and its neighbour writes the other half meanwhile).
+//   sectors (16-bit channels_last: a group's 8 channels are 16 bytes, half a sector, so with an
+//   even number of groups a CTA takes two (G2, `_cl2`), computes each item for both in turn
+//   and stores whole sectors; with an odd number the group varies fastest over the CTAs and
+//   its neighbour writes the other half meanwhile).
 // Suite case 5 NCDHW on an H200: TF32 0.081 ms, bf16 0.051, against 0.217 and 0.138 on the
-// densified halo kernels (design doc v58); 0.076 and 0.046 in run CF (v59).
+// densified halo kernels (design doc v58); 0.074 and 0.046 in run CG (v60), channels_last
+// 0.079 and 0.054.
 #pragma once
 
 #include "gsc_args.h"

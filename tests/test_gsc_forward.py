@@ -78,6 +78,14 @@ def test_gsc_long_chains(layout, precision, monkeypatch):
     run(LONG_CHAINS, precision, layout, kernel="gsc")
 
 
+def set_g2(monkeypatch, value):
+    """CONVT3D_GSC_G2 set to value, or unset (the default: two groups per CTA) for None."""
+    if value is None:
+        monkeypatch.delenv("CONVT3D_GSC_G2", raising=False)
+    else:
+        monkeypatch.setenv("CONVT3D_GSC_G2", value)
+
+
 @pytest.mark.parametrize("precision", PRECISIONS)
 def test_gsc_loaders(precision, monkeypatch):
     """channels_last x in aligned 16-byte channel runs takes the vector loader ("_cl"; in 16 bits
@@ -90,10 +98,7 @@ def test_gsc_loaders(precision, monkeypatch):
                                   ("cl_misaligned", "_strided"), ("sliced", "_strided")]),
             (GSC_CASES[0], "0", [("cl", "_cl"), ("ncdhw", "_strided")]),
             (GSC_CASES[2], None, [("cl", "_cl")])]:  # three groups
-        if g2 is None:
-            monkeypatch.delenv("CONVT3D_GSC_G2", raising=False)
-        else:
-            monkeypatch.setenv("CONVT3D_GSC_G2", g2)
+        set_g2(monkeypatch, g2)
         with allow_tf32(precision[1]):
             for layout, tail in tails:
                 (x, w, _), _ = make(spec, precision[0], layout)
@@ -111,10 +116,7 @@ def test_gsc_two_groups_match_one(case, precision, monkeypatch):
     spec = GSC_CASES[case]
     outs = []
     for g2 in (None, "0"):
-        if g2 is None:
-            monkeypatch.delenv("CONVT3D_GSC_G2", raising=False)
-        else:
-            monkeypatch.setenv("CONVT3D_GSC_G2", g2)
+        set_g2(monkeypatch, g2)
         assert gsc_runs(spec, "cl", precision)
         outs.append(run(spec, precision, "cl", kernel="gsc"))
     assert torch.equal(outs[0], outs[1])

@@ -115,6 +115,25 @@ __device__ __forceinline__ void gsc_copy_plane2(const GscArgs& a, const T* xg,
   cp_async_commit();
 }
 
+// Two 16-bit outputs packed as one word (lo first), stored evict-first (y is written once and
+// never reread, so its lines leave L2 first and x's planes, which neighbouring CTAs read again,
+// stay) where y allows a word store, else as two halves one element apart.
+template <typename T>
+__device__ __forceinline__ void gsc_store_word(T* dst, bool vec, uint32_t w) {
+  if (vec) {
+    asm volatile("st.global.cs.b32 [%0], %1;\n" ::"l"(dst), "r"(w));
+  } else {
+    reinterpret_cast<unsigned short*>(dst)[0] = static_cast<unsigned short>(w & 0xffffu);
+    reinterpret_cast<unsigned short*>(dst)[1] = static_cast<unsigned short>(w >> 16);
+  }
+}
+
+// Accumulator columns (2 h2, 2 h2 + 1) of one C fragment as a packed 16-bit pair.
+template <typename T>
+__device__ __forceinline__ uint32_t gsc_pack(const float (&c)[4], int h2) {
+  return pack_pair(from_float<T>(c[2 * h2]), from_float<T>(c[2 * h2 + 1]));
+}
+
 // Two outputs: adjacent in w (NCDHW: the two w phases of one channel) or in channels
 // (channels_last: two channels of one position); one store where y's strides allow it. The
 // fp32 pair is spelled in PTX: from C++ (a float2 store) NVVM split it into two 4-byte
@@ -123,13 +142,11 @@ template <typename T>
 __device__ __forceinline__ void gsc_store2(T* dst, int step, bool vec, bool second, float v0,
                                            float v1) {
   if (vec) {
-    // streaming (evict-first) stores: y is written once and never reread, so its lines leave
-    // L2 first and x's planes, which neighbouring CTAs read again, stay
+    // evict-first, as gsc_store_word
     if constexpr (sizeof(T) == 4) {
       asm volatile("st.global.cs.v2.f32 [%0], {%1, %2};\n" ::"l"(dst), "f"(v0), "f"(v1));
     } else {
-      asm volatile("st.global.cs.b32 [%0], %1;\n" ::"l"(dst),
-                   "r"(pack_pair(from_float<T>(v0), from_float<T>(v1))));
+      gsc_store_word(dst, true, pack_pair(from_float<T>(v0), from_float<T>(v1)));
     }
   } else {
     dst[0] = from_float<T>(v0);
@@ -179,17 +196,6 @@ __device__ __forceinline__ void gsc_epilogue(const GscArgs& a, T* yg, int od, in
   }
 }
 
-// A packed pair of 16-bit channels (c, c + 1) of one position: one word where y allows it.
-template <typename T>
-__device__ __forceinline__ void gsc_store_word(T* dst, bool vec, uint32_t w) {
-  if (vec) {
-    asm volatile("st.global.cs.b32 [%0], %1;\n" ::"l"(dst), "r"(w));
-  } else {
-    reinterpret_cast<unsigned short*>(dst)[0] = static_cast<unsigned short>(w & 0xffffu);
-    reinterpret_cast<unsigned short*>(dst)[1] = static_cast<unsigned short>(w >> 16);
-  }
-}
-
 // G2's epilogue (16-bit channels_last, y's channel stride 1): a position's 16 channels of the
 // CTA's two groups are one 32-byte sector, so lanes gq and gq ^ 1 trade words (one shuffle):
 // the even lane then holds group 0's pair at both positions, the odd lane group 1's, and each
@@ -214,8 +220,7 @@ __device__ __forceinline__ void gsc_epilogue_g2(const GscArgs& a, T* yg, int od,
 #pragma unroll
       for (int pw = 0; pw < 2; ++pw) {
         const uint32_t w0 = held[k][pw][h2];
-        const uint32_t w1 = pack_pair(from_float<T>(acc[k][pw][2 * h2]),
-                                      from_float<T>(acc[k][pw][2 * h2 + 1]));
+        const uint32_t w1 = gsc_pack<T>(acc[k][pw], h2);
         const uint32_t r = __shfl_xor_sync(0xffffffffu, odd ? w0 : w1, 4);
 #pragma unroll
         for (int t = 0; t < 2; ++t) {
@@ -331,8 +336,7 @@ __device__ __forceinline__ void gsc_item(const GscArgs& a, uint32_t xs, uint32_t
           for (int pw = 0; pw < 2; ++pw)
 #pragma unroll
             for (int h2 = 0; h2 < 2; ++h2)
-              held[k][pw][h2] = pack_pair(from_float<T>(acc[k][pw][2 * h2]),
-                                          from_float<T>(acc[k][pw][2 * h2 + 1]));
+              held[k][pw][h2] = gsc_pack<T>(acc[k][pw], h2);
       }
     }
   }

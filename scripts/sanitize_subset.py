@@ -180,9 +180,11 @@ CASES = [
 
 def main():
     # --with NAME: only the cases that set switch NAME (a short run for one kernel's change);
-    # --layout ncdhw|cl: one layout only (racecheck of the whole subset outlasts one 600 s
-    # device call, so it can run in two halves); --dtype bf16|fp16|tf32|fp32|fp64: one
-    # precision only (fp32: TF32 off, the 3xTF32 kernels)
+    # --layout ncdhw|cl: one layout only; --dtype bf16|fp16|tf32|fp32|fp64: one precision only
+    # (fp32: TF32 off, the 3xTF32 kernels). Racecheck of the whole subset outlasts one 600 s
+    # device call, and so does one layout of it (NCDHW ran past 420 s on an H200, 2026-11-28):
+    # split by both. Each precision prints a line when done, so a run cut off by its time limit
+    # still shows which precisions finished (racecheck prints its hazards as it finds them).
     only = sys.argv[sys.argv.index("--with") + 1] if "--with" in sys.argv else None
     dname = sys.argv[sys.argv.index("--dtype") + 1] if "--dtype" in sys.argv else None
     layout = sys.argv[sys.argv.index("--layout") + 1] if "--layout" in sys.argv else None
@@ -228,6 +230,8 @@ def main():
                     if not err <= (bound if name == "fwd" else max(bound, 1e-6)):
                         failures += 1
                         print(f"FAIL {dtype} tf32={tf32} cl={cl} case={(N, ci, co, size, k, s, g)} {name} err={err:.2e}")
+        print(f"sanitize subset: {pname} done, {len(cases)} cases x {len(layouts)} layouts",
+              flush=True)
     torch.cuda.synchronize()
     print(f"sanitize subset: {failures} failures")
     return 1 if failures else 0

@@ -25,14 +25,15 @@ MODES = {"tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16,
          "3xtf32": torch.float32}  # 3xtf32: fp32 with TF32 off
 
 
-def as_sm90():
+def as_sm90(set_attr=setattr):
     """Lets the mirror's device tests pass for meta tensors: its checks of x.device go through
-    these three functions and torch.cuda.get_device_capability."""
-    torch.cuda.get_device_capability = lambda device=None: (9, 0)
+    these three functions and torch.cuda.get_device_capability. (A test passes pytest's
+    monkeypatch.setattr, so the patches end with it.)"""
+    set_attr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
     cuda = torch.device("cuda")
     for name in ("pw_expected", "twg_expected", "wgmma_expected"):
         f = getattr(dm, name)
-        setattr(dm, name, (lambda f: lambda device, *a, **k: f(cuda, *a, **k))(f))
+        set_attr(dm, name, (lambda f: lambda device, *a, **k: f(cuda, *a, **k))(f))
 
 
 def row_path(case, mode, channels_last):
@@ -46,6 +47,15 @@ def row_path(case, mode, channels_last):
     return dm.expected_path(x, spec, mode, w)
 
 
+def table_rows(ids=None, modes=("tf32", "bf16", "3xtf32")):
+    """(case id, precision as the docs name it, NCDHW path, channels_last path) per row; call
+    as_sm90 first."""
+    for case in get_cases(ids):
+        for mode in modes:
+            paths = [row_path(case, mode, cl) for cl in (False, True)]
+            yield case.id, "strict fp32" if mode == "3xtf32" else mode, paths[0], paths[1]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", default=None, help="comma list of suite case ids (default all)")
@@ -55,11 +65,8 @@ def main():
     ids = [int(v) for v in args.cases.split(",")] if args.cases else None
     print("| # | precision | NCDHW x | channels_last x |")
     print("|---|---|---|---|")
-    for case in get_cases(ids):
-        for mode in args.modes.split(","):
-            paths = [row_path(case, mode, cl) for cl in (False, True)]
-            name = "strict fp32" if mode == "3xtf32" else mode
-            print(f"| {case.id} | {name} | `{paths[0]}` | `{paths[1]}` |")
+    for cid, name, ncdhw, cl in table_rows(ids, args.modes.split(",")):
+        print(f"| {cid} | {name} | `{ncdhw}` | `{cl}` |")
 
 
 if __name__ == "__main__":

@@ -492,7 +492,7 @@ __global__ void __launch_bounds__(kGscThreads, 3) gsc_fwd_kernel(const GscArgs a
   constexpr int kRow = gsc_row_positions(KW) * P::kPosBytes;
   constexpr int rowp = gsc_row_positions(KW);
   constexpr int KU = (gsc_max_plane_rows(KH) * rowp + kGscThreads - 1) / kGscThreads;
-  constexpr uint32_t gw = KD * KH * KW * P::kTapWords * 4;  // a group's weight bytes
+  constexpr uint32_t gw = gsc_weight_bytes(sizeof(T) == 2, KD * KH * KW);  // as the host sizes it
   extern __shared__ __align__(16) unsigned char smem[];
   const uint32_t ws = smem_addr(smem);
   const uint32_t xs = ws + kG * gw;

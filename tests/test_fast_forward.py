@@ -772,6 +772,9 @@ FUSED_BOX_TAILS = [
 # Layers with a w stride of 2 for the fused kernel's w-phase pairs: the phase patterns with one
 # (empty phases, output_padding, dilation), box tails with odd and even W_out, groups.
 PAIR_SPECS = [c for c in PHASE_CASES if c[5][2] == 2] + [
+    # odd W_out (79) and channel stride, as suite case 6 (W_out 255): y's w lines start on odd
+    # and even elements; boxes 32 wide, and a partial N tile (Cout 24)
+    (1, 8, 24, (3, 5, 40), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, True),
     (1, 16, 32, (3, 9, 17), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, True),
     (2, 16, 24, (5, 3, 7), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1, False),
     (1, 8, 8, (1, 2, 40), (3, 3, 3), (1, 2, 2), (1, 0, 1), (0, 1, 1), (1, 1, 1), 1, True),

@@ -715,10 +715,46 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     // phase loop below read one entry per phase; deriving them per stage
     // (FastDiv splits of the phase index, indexed parameter loads) was some 15 % of the paired
     // kernel's instructions (ncu source counters, suite case 6 TF32 NCDHW; design doc v47).
-    // Phase ph's entries are written by warp ph % kWarps (a phase has a few taps: with every
-    // warp on every phase, warp 0 wrote them all while the others waited at the barrier below;
-    // ncu, design doc v48).
-    {
+    // Phase ph's entries are written by one warp, warps taking turns (a phase has a few taps:
+    // with every warp on every phase, warp 0 wrote them all while the others waited at the
+    // barrier below; ncu, design doc v48).
+    // PAIR: 32 phases at a time, lane l takes phase p0 + l, and a scan of the taps over the
+    // lanes gives each phase its table start. Every warp walking every phase for those starts
+    // was 5.5 % of suite case 6 bf16 NCDHW's instructions; the scan made cases 6 and 7 NCDHW
+    // 1-3 % faster (design doc v62). The other fused kernels keep the walk: with the scan they
+    // were no faster on suite cases 6-8 channels_last, and the BN 64 kernel that skips zero
+    // blocks spilled more (ptxas: 116 bytes of loads where it had 12).
+    if constexpr (PAIR) {
+      constexpr int kWarps = NT / 32;
+      int base = 0;  // taps of the phases before p0
+#pragma unroll 1
+      for (int p0 = 0; p0 < nph; p0 += 32) {
+        const int ph = p0 + lane;
+        int rd = 0, rh = 0, rw = 0, taps = 0;
+        if (ph < nph) {
+          phase_res(ph, rd, rh, rw);
+          taps = a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
+        }
+        int incl = taps;  // inclusive scan over the lanes
+#pragma unroll
+        for (int o = 1; o < 32; o *= 2) {
+          const int v = __shfl_up_sync(0xffffffffu, incl, o);
+          if (lane >= o) incl += v;
+        }
+        const int start = base + incl - taps;
+        base += __shfl_sync(0xffffffffu, incl, 31);
+        if (warp == 0 && ph < nph) {
+          const bool rows = phase_rows(rd, rh, rw);
+          ph_tab[ph] = fused_phase_entry(start, rows ? taps : 0, rows);
+        }
+        const int count = nph - p0 < 32 ? nph - p0 : 32;
+        for (int l = warp; l < count; l += kWarps) {
+          int lrd, lrh, lrw;  // (again, not by shuffles: fewer registers live here)
+          phase_res(p0 + l, lrd, lrh, lrw);
+          fill_taps(lrd, lrh, lrw, __shfl_sync(0xffffffffu, start, l), lane, 32);
+        }
+      }
+    } else {
       constexpr int kWarps = NT / 32;
       int base = 0;
       for (int ph = 0; ph < nph; ++ph) {

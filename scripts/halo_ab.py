@@ -36,14 +36,9 @@ import torch
 
 import inductor_convt3d  # noqa: F401  (loads the ops)
 from inductor_convt3d.bench.suite import get_cases
+from switch_names import SWITCHES  # (scripts/, beside this file)
 
 DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_DENSE", "CONVT3D_TWG",
-            "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_TWG_WSTACK",
-            "CONVT3D_TWG_BQW", "CONVT3D_TWG_LONG", "CONVT3D_TWG_STAGE", "CONVT3D_PW",
-            "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PW_LEAN",
-            "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR", "CONVT3D_DENSE_SKIP", "CONVT3D_TWG_H16",
-            "CONVT3D_PW_H16", "CONVT3D_PDL", "CONVT3D_GSC", "CONVT3D_GSC_G2")
 VARIANTS = {  # column -> the switches it sets (the others unset)
     "v1": {"CONVT3D_HALO": "0"},
     "halo": {"CONVT3D_HALO": "1", "CONVT3D_TWG": "0"},

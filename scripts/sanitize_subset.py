@@ -13,14 +13,9 @@ import torch
 import torch.nn.functional as F
 
 import inductor_convt3d  # noqa: F401
+from switch_names import SWITCHES  # (scripts/, beside this file)
 
 ops = torch.ops.convt3d
-SWITCHES = ("CONVT3D_HALO", "CONVT3D_WGMMA", "CONVT3D_BOX_STREAM", "CONVT3D_TWG",
-            "CONVT3D_TWG_SLICES", "CONVT3D_TWG_TMA", "CONVT3D_TWG_STACK", "CONVT3D_TWG_WSTACK",
-            "CONVT3D_TWG_BQW", "CONVT3D_TWG_LONG", "CONVT3D_TWG_STAGE", "CONVT3D_PW",
-            "CONVT3D_PW_BN", "CONVT3D_PW_WDIRECT", "CONVT3D_PW_PERSIST", "CONVT3D_PW_LEAN",
-            "CONVT3D_PREFILL", "CONVT3D_FUSED_PAIR", "CONVT3D_DENSE_SKIP", "CONVT3D_TWG_H16",
-            "CONVT3D_PW_H16", "CONVT3D_PDL", "CONVT3D_GSC", "CONVT3D_GSC_G2")
 # N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups[, switches]
 CASES = [
     (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), 1),

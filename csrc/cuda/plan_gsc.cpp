@@ -110,7 +110,8 @@ void plan_gsc(FastPlan& f, const ConvT3dParams& p, const at::Tensor& x) {
   f.p = p;
   f.blocks = chains;
   f.name = std::string("gsc_") + fwd::mode_name(f.mode) + "_k" + std::to_string(g.k[0]) +
-           std::to_string(g.k[1]) + std::to_string(g.k[2]) + (f.gsc_cl ? (g.g2 ? "_cl2" : "_cl") : "_strided");
+           std::to_string(g.k[1]) + std::to_string(g.k[2]) +
+           (f.gsc_cl ? (g.g2 ? "_cl2" : "_cl") : "_strided");
 }
 
 }  // namespace planner

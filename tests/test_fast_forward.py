@@ -10,6 +10,7 @@ CONVT3D_FORCE_REFERENCE switch and run-to-run determinism.
 Results start as NaN (CONVT3D_POISON_OUTPUTS, set by conftest), so an element the kernel never
 writes fails `check`.
 """
+import math
 import os
 import subprocess
 import sys
@@ -800,6 +801,33 @@ def test_fused_pairs(case, precision, monkeypatch):
     monkeypatch.setenv("CONVT3D_FUSED_PAIR", "0")
     single = run(spec, precision, kernel="fused")
     assert torch.equal(paired, single)
+
+
+@pytest.mark.parametrize("res", ["1", "2"])
+@pytest.mark.parametrize("layout", ["ncdhw", "ndhwc"])
+@pytest.mark.parametrize("precision", PRECISIONS[:3])
+@pytest.mark.parametrize("case", range(len(PAIR_SPECS)))
+def test_fused_resident_weights(case, precision, layout, res, monkeypatch):
+    """CONVT3D_FUSED_RES (experimental): the fused kernel with every tap's weights in shared
+    memory, on persistent CTAs (1) or one box per CTA (2), gives the bits of the streamed fused
+    kernel (same K order per output) wherever it runs: BN 32, one N tile, one group."""
+    spec = PAIR_SPECS[case]
+    monkeypatch.setenv("CONVT3D_HALO", FORCE["fused"])
+    streamed = run(spec, precision, layout, kernel="fused")
+    (x, w, _), _ = make(spec, precision[0], layout)
+    with allow_tf32(precision[1]):
+        before = ops._forward_path(x, w, *geometry_args(spec))
+    monkeypatch.setenv("CONVT3D_FUSED_RES", res)
+    resident = run(spec, precision, layout, expect_path=False, kernel="fused")
+    with allow_tf32(precision[1]):
+        path = ops._forward_path(x, w, *geometry_args(spec))
+    groups_one = spec[9] == 1 or "_dense" in before
+    eligible = "_bn32_" in before and spec[2] // spec[9] <= 32 and groups_one
+    # (it also needs every tap's weights to fit in shared memory: sure for 27 taps, one chunk)
+    fits = math.prod(spec[4]) <= 27 and spec[1] * x.element_size() <= 64
+    assert path in (before, before + ("_res" if res == "1" else "_res1")), path
+    assert ("_res" in path) == eligible or (not fits and "_res" not in path), (path, before)
+    assert torch.equal(resident, streamed)
 
 
 def test_fused_pairs_strict_fp32_not_paired(monkeypatch):

@@ -133,6 +133,21 @@ bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x
     a.ulo[i] = ulo[i];
     a.uext[i] = uext[i];
   }
+  // Resident weights (CONVT3D_FUSED_RES, experimental, off unless set; halo_kernel.cuh RES):
+  // BN 32, one N tile and one group (a CTA's weights are the layer's), one-term modes; shared
+  // memory holds every tap's B of every chunk in place of the stages.
+  if (f.sw.fused_res > 0 && bn == 32 && n_tiles == 1 && p.groups == 1 &&
+      f.mode != fwd::Mode::kTf32x3) {
+    const auto* prop = at::cuda::getDeviceProperties(x.get_device());
+    const int64_t cap = std::min<int64_t>(fwd::kHaloSmemCap, prop->sharedMemPerBlockOptin);
+    const int64_t smem =
+        best.smem - fwd::halo_stage_bytes(bn) + fwd::fused_res_b_bytes(bn, chunks, kvol);
+    if (smem <= cap) {
+      a.fused_res = f.sw.fused_res;
+      a.smem_bytes = static_cast<int>(smem);
+      f.name += f.sw.fused_res == 1 ? "_res" : "_res1";
+    }
+  }
   return true;
 }
 

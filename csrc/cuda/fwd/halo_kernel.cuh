@@ -34,6 +34,7 @@
 #pragma once
 
 #include "launch.h"
+#include "resident.h"
 #include "smem_attr.h"
 #include "tile_common.cuh"
 #include "wgmma.cuh"
@@ -101,7 +102,8 @@ __device__ __forceinline__ bool fused_phase_rows(uint32_t e) { return (e >> 31) 
 // DMASK (a.dense_blocks != 0; not with WG or PAIR): a densified grouped layer; the MMAs of
 // zero weight blocks are skipped (dense_live). Its own instantiation, so the other kernels'
 // code and registers stay as they were.
-template <Mode MODE, int BN, bool KVEC, bool FUSED, bool WG, bool PAIR, bool DMASK>
+template <Mode MODE, int BN, bool KVEC, bool FUSED, bool WG, bool PAIR, bool DMASK,
+          bool RES = false>
 __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK>::NT,
                                   HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK>::kMinBlocks)
     halo_fwd_kernel(const __grid_constant__ FwdArgs a) {
@@ -128,9 +130,13 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   // Fused: one word per stride phase (fused_phase_entry), after the tap tables.
   uint32_t* ph_tab = reinterpret_cast<uint32_t*>(tap_w + a.tap_cap);
   const int nph = FUSED ? a.ax[0].stride * a.ax[1].stride * a.ax[2].stride : 1;
+  const int kvol = a.k[0] * a.k[1] * a.k[2];
+  const int kchunks = (a.cin_g + BK - 1) / BK;
   unsigned char* sb = smem + C::kYoffBytes + 8 * a.tap_cap +           // S B stages
                       (FUSED ? fused_phase_table_bytes(nph) : 0);
-  unsigned char* sh = sb + C::kStagesBytes;                           // the halo box
+  // (RES: every chunk's B of every tap table entry, [chunk][entry], instead of stages)
+  unsigned char* sh = sb + (RES ? uint32_t(kchunks * kvol) * C::kTapB
+                                : uint32_t(C::kStagesBytes));  // the halo box
   const uint32_t sh_addr = smem_addr(sh);
   const uint32_t sb_addr = smem_addr(sb);
 
@@ -144,19 +150,20 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   const int sw = a.ax[2].stride, sh_ = a.ax[1].stride, sd_ = a.ax[0].stride;
   const int bqd = a.box[0], bqh = a.box[1], bqw = a.box[2];
   int qd0, qh0, qw0, n;
-  {
-    // Tile mt as phase 0's (a.div_tiles, host magic numbers: set_box_divs); a phase with fewer
-    // outputs along an axis has no tile there.
+  // Tile m as phase 0's (a.div_tiles, host magic numbers: set_box_divs); a phase with fewer
+  // outputs along an axis has no tile there (false).
+  auto decode_box = [&](int m) {
     const int Qd = a.ax[0].q[tc.rd], Qh = a.ax[1].q[tc.rh], Qw = a.ax[2].q[tc.rw];
-    int u = mt;
+    int u = m;
     u = FastDiv(a.div_tiles[2]).divmod(u, qw0);
     u = FastDiv(a.div_tiles[1]).divmod(u, qh0);
     n = FastDiv(a.div_tiles[0]).divmod(u, qd0);
     qd0 *= bqd;
     qh0 *= bqh;
     qw0 *= bqw;
-    if (qd0 >= Qd || qh0 >= Qh || qw0 >= Qw) return;
-  }
+    return qd0 < Qd && qh0 < Qh && qw0 < Qw;
+  };
+  if (!decode_box(mt)) return;
   const int n0 = nt * BN;
 
   // ---- the halo box. Tap j of phase r on an axis reads i = q + c0 - j*cstep. A per-phase box
@@ -176,7 +183,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   box_axis(a.ax[1], tc.rh, 1, loh, exth);
   box_axis(a.ax[2], tc.rw, 2, low, extw);
   const int HD = bqd + extd, HH = bqh + exth, HW = bqw + extw;
-  const int id0 = qd0 + lod, ih0 = qh0 + loh, iw0 = qw0 + low;
+  int id0 = qd0 + lod, ih0 = qh0 + loh, iw0 = qw0 + low;  // (RES: per tile)
   const int csd = a.ax[0].cstep, csh = a.ax[1].cstep, csw = a.ax[2].cstep;
 
   const int warp = tid / 32, lane = tid % 32;
@@ -196,14 +203,12 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       (wn * C::TN + (lane % 8) + (lane / 16) * 8) * kRowBytes + ((lane / 8) % 2) * kChunkBytes;
 
   const T* __restrict__ x = static_cast<const T*>(a.x);
-  const int kvol = a.k[0] * a.k[1] * a.k[2];
   const T* __restrict__ wg =
       static_cast<const T*>(a.wp) + int64_t(g) * kvol * a.cout_g * a.cin_pad;
   const int P = HD * HH * HW;
   const int items = P * kChunks;
-  const int kchunks = (a.cin_g + BK - 1) / BK;
   const uint32_t chunk_bytes = uint32_t(P) * kRowBytes;  // fused: chunk c at c * chunk_bytes
-  const int64_t xn = int64_t(n) * a.xs[0] + int64_t(g) * a.cin_g * a.xs[1];
+  int64_t xn = int64_t(n) * a.xs[0] + int64_t(g) * a.cin_g * a.xs[1];
   // A densified grouped layer (DMASK) has a block-diagonal weight. Per channel chunk c (at
   // most 4: densify needs Cin <= 64), bits 16 c + ks * NTL + j mark this warp's (K step, n8
   // tile) blocks that meet a diagonal block (the host's a.dense_blocks, one byte per K step);
@@ -315,8 +320,8 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     }
   };
 
-  // B of one stage: taps t0 .. t0+TB-1 (those < taps), columns n0.., channels ci0.. -> buffer
-  // buf, tap-major [TB][BN][64 B]; a tap's rows are R = BN x 4 chunks. When NT is a multiple
+  // B of one stage: taps t0 .. t0+TB-1 (those < taps), columns n0.., channels ci0.. -> the
+  // B region at byte offset boff, tap-major [TB][BN][64 B]; a tap's rows are R = BN x 4 chunks. When NT is a multiple
   // of R (BN 16/32/64) each thread keeps one (column, chunk) for all its taps, so its offset and
   // column test are computed once and a copy costs a tap-table read and an add. Otherwise
   // (BN 48) each of the thread's PB copies has its own precomputed (tap, column, chunk).
@@ -340,7 +345,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
                    : nn * kRowBytes + b_kc[j] * kChunkBytes);
     if (kUniformB) break;  // j > 0 differs only by whole taps (NT / R of them)
   }
-  auto load_b = [&](int buf, int ci0, int t0, int tbase, int tcount) {
+  auto load_b = [&](uint32_t boff, int ci0, int t0, int tbase, int tcount) {
 #pragma unroll
     for (int j = 0; j < PB; ++j) {
       const int jj = kUniformB ? 0 : j;  // the precomputed slot
@@ -348,7 +353,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       const bool ok = b_col_ok[jj] & (ci0 + b_kc[jj] * KRUN < a.cin_g);
       if (t < tcount) {
         const T* src = ok ? wg + (tap_w[tbase + t] + b_off_g[jj] + ci0) : wg;
-        cp_async_16(b_dst[jj] + buf * C::kStageB + (kUniformB ? j * (NT / R) * C::kTapB : 0),
+        cp_async_16(b_dst[jj] + boff + (kUniformB ? j * (NT / R) * C::kTapB : 0),
                     src, ok ? 16 : 0);
       }
     }
@@ -389,7 +394,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   // MASKED (a std::bool_constant): skip the blocks whose bit in `live` is clear
   // (warp_mma_stage; the wgmma variant multiplies every block). koff: byte offset of the first
   // K step within the chunk (mma.sync only).
-  auto mma_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase, auto nks,
+  auto mma_stage = [&](uint32_t boff, int t0, int base, int tcount, uint32_t cbase, auto nks,
                        auto masked, uint32_t live, uint32_t koff) {
     constexpr int NKS = decltype(nks)::value;
     if constexpr (WG) {
@@ -397,7 +402,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       // fragment (the warpgroup's four warps make its 64 rows) with B from this stage. One
       // step stays in flight while the next step's A loads (two register sets); the stage
       // ends with every wgmma done, so the next barrier may hand its B buffer to the loader.
-      const uint32_t bstage = sb_addr + buf * C::kStageB;
+      const uint32_t bstage = sb_addr + boff;
 #pragma unroll
       for (int tt = 0; tt < TB; ++tt) {
         const int t = t0 + tt;
@@ -432,7 +437,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
 #pragma unroll
           for (int i = 0; i < MT; ++i) a_addr[i] = a_lane[i] + off + koff;
           warp_mma_stage<MODE, MT, NTL, false, NKS, decltype(masked)::value>(
-              acc, a_addr, sb_addr + buf * C::kStageB + tt * C::kTapB + b_off + koff, live);
+              acc, a_addr, sb_addr + boff + tt * C::kTapB + b_off + koff, live);
         }
       }
     }
@@ -440,7 +445,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   // mma_stage for chunk c: both 32-byte K steps, or only the first when the rest of the chunk
   // is channel padding (only a last chunk can be).
   // DMASK: chunk c's bits also clear its padded K steps.
-  auto mma_chunk_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase, int c) {
+  auto mma_chunk_stage = [&](uint32_t boff, int t0, int base, int tcount, uint32_t cbase, int c) {
     using One = std::integral_constant<int, 1>;
     using Both = std::integral_constant<int, kChunks / 2>;
     if constexpr (DMASK) {
@@ -452,17 +457,17 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       constexpr uint32_t kStepBytes = 2 * kChunkBytes;  // one K step (one MMA's K)
       if (second == 0u) {
         if (first != 0u) {
-          mma_stage(buf, t0, base, tcount, cbase, One{}, std::true_type{}, first, 0u);
+          mma_stage(boff, t0, base, tcount, cbase, One{}, std::true_type{}, first, 0u);
         }
       } else if (first == 0u) {
-        mma_stage(buf, t0, base, tcount, cbase, One{}, std::true_type{}, second, kStepBytes);
+        mma_stage(boff, t0, base, tcount, cbase, One{}, std::true_type{}, second, kStepBytes);
       } else {
-        mma_stage(buf, t0, base, tcount, cbase, Both{}, std::true_type{}, live, 0u);
+        mma_stage(boff, t0, base, tcount, cbase, Both{}, std::true_type{}, live, 0u);
       }
     } else if (a.cin_g - c * BK > BK / 2) {
-      mma_stage(buf, t0, base, tcount, cbase, Both{}, std::false_type{}, ~0u, 0u);
+      mma_stage(boff, t0, base, tcount, cbase, Both{}, std::false_type{}, ~0u, 0u);
     } else {
-      mma_stage(buf, t0, base, tcount, cbase, One{}, std::false_type{}, ~0u, 0u);
+      mma_stage(boff, t0, base, tcount, cbase, One{}, std::false_type{}, ~0u, 0u);
     }
   };
   // Fused epilogue, straight from the accumulators (no shared tile, no barrier, so the B
@@ -648,7 +653,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       const int nst = kchunks * spc;
       int ld_c = 0, ld_sub = 0;  // next stage to load
       auto issue_next = [&](int buf) {
-        load_b(buf, ld_c * BK, ld_sub * TB, 0, taps);
+        load_b(buf * C::kStageB, ld_c * BK, ld_sub * TB, 0, taps);
         if (++ld_sub == spc) {
           ld_sub = 0;
           ++ld_c;
@@ -691,7 +696,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
         }
         if (st + S - 1 < nst) issue_next((st + S - 1) % S);
         cp_async_commit();
-        mma_chunk_stage(st % S, sub * TB, 0, taps, 0u, c);
+        mma_chunk_stage((st % S) * C::kStageB, sub * TB, 0, taps, 0u, c);
         if (++sub == spc) {
           sub = 0;
           ++c;
@@ -771,6 +776,80 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
         base += taps;
       }
     }
+    // Phase ph's tile is done: store it (PAIR: keep (rd, rh, 0)'s until (rd, rh, 1)'s is
+    // done), and clear the accumulators for the next phase.
+    auto finish_phase = [&](int ph) {
+      int rd, rh, rw;  // (from the index: decoding them from the table cost ptxas registers)
+      phase_res(ph, rd, rh, rw);
+      if constexpr (PAIR) {
+        if (rw == 0) {
+#pragma unroll
+          for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int j = 0; j < NTL; ++j)
+#pragma unroll
+              for (int c = 0; c < 4; ++c) acc0[i][j][c] = acc[i][j][c];
+        } else {
+          store_pair(rd, rh);
+        }
+      } else {
+        store_direct(rd, rh, rw);
+      }
+      zero_acc(acc);
+    };
+    if constexpr (RES) {
+      // ---- resident weights (RES, a.fused_res; one N tile, one group): every tap's B of every
+      // chunk is loaded once, [chunk][tap table entry], and the CTA then runs its boxes
+      // (tiles blockIdx.x, + gridDim.x, ... with a persistent grid) with no stage barriers:
+      // per box a load, one barrier, every phase's MMAs and stores, and a barrier before the
+      // next box overwrites this one. A CTA of the streamed pipeline below met a barrier and a
+      // wait per stage, and every CTA read all of the weights from L2 anyway (design doc v62).
+      __syncthreads();  // tap and phase tables (load_b reads tap_w)
+      {
+        int base = 0;
+        for (int ph = 0; ph < nph; ++ph) {
+          int rd, rh, rw;
+          phase_res(ph, rd, rh, rw);
+          const int taps = a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
+          for (int c = 0; c < kchunks; ++c) {
+            for (int t0 = 0; t0 < taps; t0 += TB) {
+              load_b(uint32_t(c * kvol + base + t0) * C::kTapB, c * BK, t0, base, taps);
+            }
+          }
+          base += taps;
+        }
+        cp_async_commit();
+      }
+      for (int m = mt;;) {
+        for (int c = 0; c < kchunks; ++c) load_halo(c * BK, c * chunk_bytes);
+        cp_async_wait<0>();
+        for (int c = 0; c < kchunks; ++c) round_halo_kvec(c * chunk_bytes);
+        __syncthreads();  // the box (and, the first time, B)
+        for (int ph = 0; ph < nph; ++ph) {
+          int rd, rh, rw;
+          phase_res(ph, rd, rh, rw);
+          const bool rows = phase_rows(rd, rh, rw);
+          if (!PAIR && !rows) continue;
+          const int base = fused_phase_base(ph_tab[ph]);
+          const int tp = rows ? a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw] : 0;
+          for (int c = 0; c < kchunks; ++c) {
+            for (int t0 = 0; t0 < tp; t0 += TB) {
+              mma_chunk_stage(uint32_t(c * kvol + base + t0) * C::kTapB, t0, base, tp,
+                              c * chunk_bytes, c);
+            }
+          }
+          finish_phase(ph);
+        }
+        m += static_cast<int>(gridDim.x);
+        if (m >= a.m_tiles) break;
+        decode_box(m);  // (phase 0's tiles are all inside its Q)
+        id0 = qd0 + lod;
+        ih0 = qh0 + loh;
+        iw0 = qw0 + low;
+        xn = int64_t(n) * a.xs[0] + int64_t(g) * a.cin_g * a.xs[1];
+        __syncthreads();  // every warp is done with this box
+      }
+    } else {
     // One B pipeline over the stages (phase, chunk, taps sub*TB ..) of every phase with rows
     // in this box and taps: the loader runs S - 1 stages ahead across phase ends, so a phase's
     // first weights are in flight during the previous phase's MMAs and epilogue. Loader state:
@@ -787,7 +866,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     };
     auto issue_next = [&](int buf) {
       if (lp >= nph) return;
-      load_b(buf, lc * BK, lsub * TB, lbase, ltaps);
+      load_b(buf * C::kStageB, lc * BK, lsub * TB, lbase, ltaps);
       if (++lsub == lspc) {
         lsub = 0;
         if (++lc == kchunks) next_phase();
@@ -825,29 +904,14 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
             __syncthreads();
             issue_next((gst + S - 1) % S);
             cp_async_commit();
-            mma_chunk_stage(gst % S, sub * TB, base, tp, c * chunk_bytes, c);
+            mma_chunk_stage((gst % S) * C::kStageB, sub * TB, base, tp, c * chunk_bytes, c);
           }
         }
       }
-      int rd, rh, rw;  // (from the index: decoding them from the table cost ptxas registers)
-      phase_res(ph, rd, rh, rw);
-      if constexpr (PAIR) {
-        if (rw == 0) {
-#pragma unroll
-          for (int i = 0; i < MT; ++i)
-#pragma unroll
-            for (int j = 0; j < NTL; ++j)
-#pragma unroll
-              for (int c = 0; c < 4; ++c) acc0[i][j][c] = acc[i][j][c];
-        } else {
-          store_pair(rd, rh);
-        }
-      } else {
-        store_direct(rd, rh, rw);
-      }
-      zero_acc(acc);
+      finish_phase(ph);
     }
     cp_async_wait<0>();  // nothing left in flight at exit
+    }  // (the streamed B pipeline)
   }
 #endif
 }
@@ -880,8 +944,27 @@ cudaError_t launch_halo(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
     } else if (a.wg) {
       return cudaErrorInvalidValue;  // 3xTF32 has no wgmma kernel
     }
-    const cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
+    if (a.fuse && a.fused_res != 0) {
+      // Resident weights: BN 32, pairs or not, no zero-block skipping (plan_fused).
+      if constexpr (BN == 32 && MODE != Mode::kTf32x3) {
+        if (dmask) return cudaErrorInvalidValue;
+        kernel = halo_fwd_kernel<MODE, BN, KVEC, true, false, false, false, true>;
+        if constexpr (!KVEC) {
+          if (a.pair) kernel = halo_fwd_kernel<MODE, BN, KVEC, true, false, true, false, true>;
+        }
+      } else {
+        return cudaErrorInvalidValue;
+      }
+    }
+    cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
     if (e != cudaSuccess) return e;
+    if (a.fuse && a.fused_res == 1) {  // persistent: as many CTAs as fit at once
+      int ctas = 0;
+      e = resident_ctas(reinterpret_cast<const void*>(kernel), HaloCfg<MODE, BN, KVEC, false>::NT,
+                        a.smem_bytes, &ctas);
+      if (e != cudaSuccess) return e;
+      blocks = ctas < blocks ? ctas : blocks;
+    }
     kernel<<<static_cast<unsigned>(blocks), HaloCfg<MODE, BN, KVEC, false>::NT, a.smem_bytes,
              stream>>>(a);
     return cudaGetLastError();

@@ -804,7 +804,7 @@ def test_fused_pairs(case, precision, monkeypatch):
 
 
 @pytest.mark.parametrize("res", ["1", "2"])
-@pytest.mark.parametrize("layout", ["ncdhw", "ndhwc"])
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
 @pytest.mark.parametrize("precision", PRECISIONS[:3])
 @pytest.mark.parametrize("case", range(len(PAIR_SPECS)))
 def test_fused_resident_weights(case, precision, layout, res, monkeypatch):

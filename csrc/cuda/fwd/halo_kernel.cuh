@@ -130,13 +130,12 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   // Fused: one word per stride phase (fused_phase_entry), after the tap tables.
   uint32_t* ph_tab = reinterpret_cast<uint32_t*>(tap_w + a.tap_cap);
   const int nph = FUSED ? a.ax[0].stride * a.ax[1].stride * a.ax[2].stride : 1;
-  const int kvol = a.k[0] * a.k[1] * a.k[2];
-  const int kchunks = (a.cin_g + BK - 1) / BK;
   unsigned char* sb = smem + C::kYoffBytes + 8 * a.tap_cap +           // S B stages
                       (FUSED ? fused_phase_table_bytes(nph) : 0);
-  // (RES: every chunk's B of every tap table entry, [chunk][entry], instead of stages)
-  unsigned char* sh = sb + (RES ? uint32_t(kchunks * kvol) * C::kTapB
-                                : uint32_t(C::kStagesBytes));  // the halo box
+  unsigned char* sh = sb + C::kStagesBytes;                           // the halo box
+  if constexpr (RES) {  // every chunk's B of every tap table entry, [chunk][entry]
+    sh = sb + uint32_t((a.cin_g + BK - 1) / BK * a.k[0] * a.k[1] * a.k[2]) * C::kTapB;
+  }
   const uint32_t sh_addr = smem_addr(sh);
   const uint32_t sb_addr = smem_addr(sb);
 
@@ -150,20 +149,19 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   const int sw = a.ax[2].stride, sh_ = a.ax[1].stride, sd_ = a.ax[0].stride;
   const int bqd = a.box[0], bqh = a.box[1], bqw = a.box[2];
   int qd0, qh0, qw0, n;
-  // Tile m as phase 0's (a.div_tiles, host magic numbers: set_box_divs); a phase with fewer
-  // outputs along an axis has no tile there (false).
-  auto decode_box = [&](int m) {
+  {
+    // Tile mt as phase 0's (a.div_tiles, host magic numbers: set_box_divs); a phase with fewer
+    // outputs along an axis has no tile there.
     const int Qd = a.ax[0].q[tc.rd], Qh = a.ax[1].q[tc.rh], Qw = a.ax[2].q[tc.rw];
-    int u = m;
+    int u = mt;
     u = FastDiv(a.div_tiles[2]).divmod(u, qw0);
     u = FastDiv(a.div_tiles[1]).divmod(u, qh0);
     n = FastDiv(a.div_tiles[0]).divmod(u, qd0);
     qd0 *= bqd;
     qh0 *= bqh;
     qw0 *= bqw;
-    return qd0 < Qd && qh0 < Qh && qw0 < Qw;
-  };
-  if (!decode_box(mt)) return;
+    if (qd0 >= Qd || qh0 >= Qh || qw0 >= Qw) return;
+  }
   const int n0 = nt * BN;
 
   // ---- the halo box. Tap j of phase r on an axis reads i = q + c0 - j*cstep. A per-phase box
@@ -203,10 +201,12 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       (wn * C::TN + (lane % 8) + (lane / 16) * 8) * kRowBytes + ((lane / 8) % 2) * kChunkBytes;
 
   const T* __restrict__ x = static_cast<const T*>(a.x);
+  const int kvol = a.k[0] * a.k[1] * a.k[2];
   const T* __restrict__ wg =
       static_cast<const T*>(a.wp) + int64_t(g) * kvol * a.cout_g * a.cin_pad;
   const int P = HD * HH * HW;
   const int items = P * kChunks;
+  const int kchunks = (a.cin_g + BK - 1) / BK;
   const uint32_t chunk_bytes = uint32_t(P) * kRowBytes;  // fused: chunk c at c * chunk_bytes
   int64_t xn = int64_t(n) * a.xs[0] + int64_t(g) * a.cin_g * a.xs[1];
   // A densified grouped layer (DMASK) has a block-diagonal weight. Per channel chunk c (at
@@ -320,8 +320,8 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     }
   };
 
-  // B of one stage: taps t0 .. t0+TB-1 (those < taps), columns n0.., channels ci0.. -> the
-  // B region at byte offset boff, tap-major [TB][BN][64 B]; a tap's rows are R = BN x 4 chunks. When NT is a multiple
+  // B of one stage: taps t0 .. t0+TB-1 (those < taps), columns n0.., channels ci0.. -> buffer
+  // buf (RES: at byte offset buf of the B region), tap-major [TB][BN][64 B]; a tap's rows are R = BN x 4 chunks. When NT is a multiple
   // of R (BN 16/32/64) each thread keeps one (column, chunk) for all its taps, so its offset and
   // column test are computed once and a copy costs a tap-table read and an add. Otherwise
   // (BN 48) each of the thread's PB copies has its own precomputed (tap, column, chunk).
@@ -345,7 +345,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
                    : nn * kRowBytes + b_kc[j] * kChunkBytes);
     if (kUniformB) break;  // j > 0 differs only by whole taps (NT / R of them)
   }
-  auto load_b = [&](uint32_t boff, int ci0, int t0, int tbase, int tcount) {
+  auto load_b = [&](int buf, int ci0, int t0, int tbase, int tcount) {
 #pragma unroll
     for (int j = 0; j < PB; ++j) {
       const int jj = kUniformB ? 0 : j;  // the precomputed slot
@@ -353,7 +353,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       const bool ok = b_col_ok[jj] & (ci0 + b_kc[jj] * KRUN < a.cin_g);
       if (t < tcount) {
         const T* src = ok ? wg + (tap_w[tbase + t] + b_off_g[jj] + ci0) : wg;
-        cp_async_16(b_dst[jj] + boff + (kUniformB ? j * (NT / R) * C::kTapB : 0),
+        cp_async_16(b_dst[jj] + (RES ? buf : buf * C::kStageB) + (kUniformB ? j * (NT / R) * C::kTapB : 0),
                     src, ok ? 16 : 0);
       }
     }
@@ -388,13 +388,15 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   };
 
   float acc[MT][NTL][4];
+  // Where the MMAs read B stage 0 (RES: moved to each stage's taps; else the stages' start).
+  uint32_t b_addr = sb_addr;
   // The MMAs of one B stage: its taps t0.. (< tcount) of the phase whose table starts at base,
   // A from box chunk offset cbase; NKS = 1 (an std::integral_constant) when the chunk's second
   // 32 bytes of K are all past Cin/g (zeros: their MMAs are skipped).
   // MASKED (a std::bool_constant): skip the blocks whose bit in `live` is clear
   // (warp_mma_stage; the wgmma variant multiplies every block). koff: byte offset of the first
   // K step within the chunk (mma.sync only).
-  auto mma_stage = [&](uint32_t boff, int t0, int base, int tcount, uint32_t cbase, auto nks,
+  auto mma_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase, auto nks,
                        auto masked, uint32_t live, uint32_t koff) {
     constexpr int NKS = decltype(nks)::value;
     if constexpr (WG) {
@@ -402,7 +404,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       // fragment (the warpgroup's four warps make its 64 rows) with B from this stage. One
       // step stays in flight while the next step's A loads (two register sets); the stage
       // ends with every wgmma done, so the next barrier may hand its B buffer to the loader.
-      const uint32_t bstage = sb_addr + boff;
+      const uint32_t bstage = b_addr + buf * C::kStageB;
 #pragma unroll
       for (int tt = 0; tt < TB; ++tt) {
         const int t = t0 + tt;
@@ -437,7 +439,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
 #pragma unroll
           for (int i = 0; i < MT; ++i) a_addr[i] = a_lane[i] + off + koff;
           warp_mma_stage<MODE, MT, NTL, false, NKS, decltype(masked)::value>(
-              acc, a_addr, sb_addr + boff + tt * C::kTapB + b_off + koff, live);
+              acc, a_addr, b_addr + buf * C::kStageB + tt * C::kTapB + b_off + koff, live);
         }
       }
     }
@@ -445,7 +447,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   // mma_stage for chunk c: both 32-byte K steps, or only the first when the rest of the chunk
   // is channel padding (only a last chunk can be).
   // DMASK: chunk c's bits also clear its padded K steps.
-  auto mma_chunk_stage = [&](uint32_t boff, int t0, int base, int tcount, uint32_t cbase, int c) {
+  auto mma_chunk_stage = [&](int buf, int t0, int base, int tcount, uint32_t cbase, int c) {
     using One = std::integral_constant<int, 1>;
     using Both = std::integral_constant<int, kChunks / 2>;
     if constexpr (DMASK) {
@@ -457,17 +459,17 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       constexpr uint32_t kStepBytes = 2 * kChunkBytes;  // one K step (one MMA's K)
       if (second == 0u) {
         if (first != 0u) {
-          mma_stage(boff, t0, base, tcount, cbase, One{}, std::true_type{}, first, 0u);
+          mma_stage(buf, t0, base, tcount, cbase, One{}, std::true_type{}, first, 0u);
         }
       } else if (first == 0u) {
-        mma_stage(boff, t0, base, tcount, cbase, One{}, std::true_type{}, second, kStepBytes);
+        mma_stage(buf, t0, base, tcount, cbase, One{}, std::true_type{}, second, kStepBytes);
       } else {
-        mma_stage(boff, t0, base, tcount, cbase, Both{}, std::true_type{}, live, 0u);
+        mma_stage(buf, t0, base, tcount, cbase, Both{}, std::true_type{}, live, 0u);
       }
     } else if (a.cin_g - c * BK > BK / 2) {
-      mma_stage(boff, t0, base, tcount, cbase, Both{}, std::false_type{}, ~0u, 0u);
+      mma_stage(buf, t0, base, tcount, cbase, Both{}, std::false_type{}, ~0u, 0u);
     } else {
-      mma_stage(boff, t0, base, tcount, cbase, One{}, std::false_type{}, ~0u, 0u);
+      mma_stage(buf, t0, base, tcount, cbase, One{}, std::false_type{}, ~0u, 0u);
     }
   };
   // Fused epilogue, straight from the accumulators (no shared tile, no barrier, so the B
@@ -653,7 +655,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       const int nst = kchunks * spc;
       int ld_c = 0, ld_sub = 0;  // next stage to load
       auto issue_next = [&](int buf) {
-        load_b(buf * C::kStageB, ld_c * BK, ld_sub * TB, 0, taps);
+        load_b(buf, ld_c * BK, ld_sub * TB, 0, taps);
         if (++ld_sub == spc) {
           ld_sub = 0;
           ++ld_c;
@@ -696,7 +698,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
         }
         if (st + S - 1 < nst) issue_next((st + S - 1) % S);
         cp_async_commit();
-        mma_chunk_stage((st % S) * C::kStageB, sub * TB, 0, taps, 0u, c);
+        mma_chunk_stage(st % S, sub * TB, 0, taps, 0u, c);
         if (++sub == spc) {
           sub = 0;
           ++c;
@@ -813,7 +815,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
           const int taps = a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
           for (int c = 0; c < kchunks; ++c) {
             for (int t0 = 0; t0 < taps; t0 += TB) {
-              load_b(uint32_t(c * kvol + base + t0) * C::kTapB, c * BK, t0, base, taps);
+              load_b((c * kvol + base + t0) * C::kTapB, c * BK, t0, base, taps);
             }
           }
           base += taps;
@@ -834,15 +836,23 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
           const int tp = rows ? a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw] : 0;
           for (int c = 0; c < kchunks; ++c) {
             for (int t0 = 0; t0 < tp; t0 += TB) {
-              mma_chunk_stage(uint32_t(c * kvol + base + t0) * C::kTapB, t0, base, tp,
-                              c * chunk_bytes, c);
+              b_addr = sb_addr + uint32_t(c * kvol + base + t0) * C::kTapB;
+              mma_chunk_stage(0, t0, base, tp, c * chunk_bytes, c);
             }
           }
           finish_phase(ph);
         }
         m += static_cast<int>(gridDim.x);
         if (m >= a.m_tiles) break;
-        decode_box(m);  // (phase 0's tiles are all inside its Q)
+        {  // tile m as above (phase 0's tiles are all inside its Q)
+          int u = m;
+          u = FastDiv(a.div_tiles[2]).divmod(u, qw0);
+          u = FastDiv(a.div_tiles[1]).divmod(u, qh0);
+          n = FastDiv(a.div_tiles[0]).divmod(u, qd0);
+          qd0 *= bqd;
+          qh0 *= bqh;
+          qw0 *= bqw;
+        }
         id0 = qd0 + lod;
         ih0 = qh0 + loh;
         iw0 = qw0 + low;
@@ -866,7 +876,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     };
     auto issue_next = [&](int buf) {
       if (lp >= nph) return;
-      load_b(buf * C::kStageB, lc * BK, lsub * TB, lbase, ltaps);
+      load_b(buf, lc * BK, lsub * TB, lbase, ltaps);
       if (++lsub == lspc) {
         lsub = 0;
         if (++lc == kchunks) next_phase();
@@ -904,7 +914,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
             __syncthreads();
             issue_next((gst + S - 1) % S);
             cp_async_commit();
-            mma_chunk_stage((gst % S) * C::kStageB, sub * TB, base, tp, c * chunk_bytes, c);
+            mma_chunk_stage(gst % S, sub * TB, base, tp, c * chunk_bytes, c);
           }
         }
       }

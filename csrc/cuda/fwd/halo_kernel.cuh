@@ -91,6 +91,20 @@ __device__ __forceinline__ int fused_phase_base(uint32_t e) { return int(e & 0xf
 __device__ __forceinline__ int fused_phase_taps(uint32_t e) { return int((e >> 16) & 0x7fffu); }
 __device__ __forceinline__ bool fused_phase_rows(uint32_t e) { return (e >> 31) != 0u; }
 
+// Box tile m of phase 0's grid (a.div_tiles, host magic numbers: set_box_divs): its sample
+// (returned) and first q position per axis.
+__device__ __forceinline__ int halo_box_origin(const FwdArgs& a, int m, int bqd, int bqh, int bqw,
+                                               int& qd0, int& qh0, int& qw0) {
+  int u = m;
+  u = FastDiv(a.div_tiles[2]).divmod(u, qw0);
+  u = FastDiv(a.div_tiles[1]).divmod(u, qh0);
+  const int n = FastDiv(a.div_tiles[0]).divmod(u, qd0);
+  qd0 *= bqd;
+  qh0 *= bqh;
+  qw0 *= bqw;
+  return n;
+}
+
 // PAIR (fused only, a.pair; tile kFusedPairTile): with NCDHW y and w stride 2, phase
 // (rd, rh, 0)'s tile stays in registers until (rd, rh, 1)'s is done, and both are then stored
 // together through a per-warp transpose (store_pair), so a store instruction writes whole
@@ -150,16 +164,9 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   const int bqd = a.box[0], bqh = a.box[1], bqw = a.box[2];
   int qd0, qh0, qw0, n;
   {
-    // Tile mt as phase 0's (a.div_tiles, host magic numbers: set_box_divs); a phase with fewer
-    // outputs along an axis has no tile there.
+    // Tile mt as phase 0's; a phase with fewer outputs along an axis has no tile there.
     const int Qd = a.ax[0].q[tc.rd], Qh = a.ax[1].q[tc.rh], Qw = a.ax[2].q[tc.rw];
-    int u = mt;
-    u = FastDiv(a.div_tiles[2]).divmod(u, qw0);
-    u = FastDiv(a.div_tiles[1]).divmod(u, qh0);
-    n = FastDiv(a.div_tiles[0]).divmod(u, qd0);
-    qd0 *= bqd;
-    qh0 *= bqh;
-    qw0 *= bqw;
+    n = halo_box_origin(a, mt, bqd, bqh, bqw, qd0, qh0, qw0);
     if (qd0 >= Qd || qh0 >= Qh || qw0 >= Qw) return;
   }
   const int n0 = nt * BN;
@@ -844,15 +851,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
         }
         m += static_cast<int>(gridDim.x);
         if (m >= a.m_tiles) break;
-        {  // tile m as above (phase 0's tiles are all inside its Q)
-          int u = m;
-          u = FastDiv(a.div_tiles[2]).divmod(u, qw0);
-          u = FastDiv(a.div_tiles[1]).divmod(u, qh0);
-          n = FastDiv(a.div_tiles[0]).divmod(u, qd0);
-          qd0 *= bqd;
-          qh0 *= bqh;
-          qw0 *= bqw;
-        }
+        n = halo_box_origin(a, m, bqd, bqh, bqw, qd0, qh0, qw0);  // (inside phase 0's Q)
         id0 = qd0 + lod;
         ih0 = qh0 + loh;
         iw0 = qw0 + low;

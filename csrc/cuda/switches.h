@@ -44,9 +44,9 @@ struct Switches {
                         // prefill, the scale pass) has finished (fwd/pdl.cuh)
   int gsc_g2 = 1;       // CONVT3D_GSC_G2=0: the grouped small-channel kernel keeps one group
                         // per CTA in 16-bit channels_last too
-  int fused_res = 0;    // CONVT3D_FUSED_RES: 1 the fused kernel keeps the weights in shared
+  int fused_res = -1;   // CONVT3D_FUSED_RES: 1 the fused kernel keeps the weights in shared
                         // memory on persistent CTAs wherever legal, 2 the same one box per CTA;
-                        // 0 never (plan_halo; experimental, design doc v62)
+                        // 0 never; -1 the rule (plan_halo)
 
   static constexpr int kCount = 27;
   std::array<int, kCount> values() const {

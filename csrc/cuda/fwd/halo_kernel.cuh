@@ -328,11 +328,11 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   };
 
   // B of one stage: taps t0 .. t0+TB-1 (those < taps), columns n0.., channels ci0.. -> buffer
-  // buf (RES: at byte offset buf of the B region), tap-major [TB][BN][64 B]; a tap's rows are R = BN x 4 chunks. When NT is a multiple
-  // of R (BN 16/32/64) each thread keeps one (column, chunk) for all its taps, so its offset and
-  // column test are computed once and a copy costs a tap-table read and an add. Otherwise
-  // (BN 48) each of the thread's PB copies has its own precomputed (tap, column, chunk).
-  // Does not commit.
+  // buf (RES: at byte offset buf of the B region), tap-major [TB][BN][64 B]; a tap's rows are
+  // R = BN x 4 chunks. When NT is a multiple of R (BN 16/32/64) each thread keeps one (column,
+  // chunk) for all its taps, so its offset and column test are computed once and a copy costs a
+  // tap-table read and an add. Otherwise (BN 48) each of the thread's PB copies has its own
+  // precomputed (tap, column, chunk). Does not commit.
   constexpr int R = BN * kChunks;
   constexpr bool kUniformB = NT % R == 0;
   constexpr int PB = C::PB;
@@ -360,7 +360,8 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       const bool ok = b_col_ok[jj] & (ci0 + b_kc[jj] * KRUN < a.cin_g);
       if (t < tcount) {
         const T* src = ok ? wg + (tap_w[tbase + t] + b_off_g[jj] + ci0) : wg;
-        cp_async_16(b_dst[jj] + (RES ? buf : buf * C::kStageB) + (kUniformB ? j * (NT / R) * C::kTapB : 0),
+        cp_async_16(b_dst[jj] + (RES ? buf : buf * C::kStageB) +
+                        (kUniformB ? j * (NT / R) * C::kTapB : 0),
                     src, ok ? 16 : 0);
       }
     }
@@ -859,68 +860,68 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
         __syncthreads();  // every warp is done with this box
       }
     } else {
-    // One B pipeline over the stages (phase, chunk, taps sub*TB ..) of every phase with rows
-    // in this box and taps: the loader runs S - 1 stages ahead across phase ends, so a phase's
-    // first weights are in flight during the previous phase's MMAs and epilogue. Loader state:
-    // phase lp (its taps ltaps start at table entry lbase), chunk lc, stage lsub of lspc.
-    int lp = -1, lbase = 0, ltaps = 0, lc = 0, lsub = 0, lspc = 0;
-    auto next_phase = [&]() {
-      uint32_t e = 0;
-      while (++lp < nph && fused_phase_taps(e = ph_tab[lp]) == 0) {
+      // One B pipeline over the stages (phase, chunk, taps sub*TB ..) of every phase with rows
+      // in this box and taps: the loader runs S - 1 stages ahead across phase ends, so a phase's
+      // first weights are in flight during the previous phase's MMAs and epilogue. Loader state:
+      // phase lp (its taps ltaps start at table entry lbase), chunk lc, stage lsub of lspc.
+      int lp = -1, lbase = 0, ltaps = 0, lc = 0, lsub = 0, lspc = 0;
+      auto next_phase = [&]() {
+        uint32_t e = 0;
+        while (++lp < nph && fused_phase_taps(e = ph_tab[lp]) == 0) {
+        }
+        lbase = fused_phase_base(e);
+        ltaps = lp < nph ? fused_phase_taps(e) : 0;
+        lspc = (ltaps + TB - 1) / TB;
+        lc = lsub = 0;
+      };
+      auto issue_next = [&](int buf) {
+        if (lp >= nph) return;
+        load_b(buf, lc * BK, lsub * TB, lbase, ltaps);
+        if (++lsub == lspc) {
+          lsub = 0;
+          if (++lc == kchunks) next_phase();
+        }
+      };
+      // The box (every chunk) and the first S - 1 B stages: with cp.async the box goes first, so
+      // stage 0's wait covers it; the scalar loader stores the box while B is in flight.
+      if constexpr (KVEC) {
+        for (int c = 0; c < kchunks; ++c) load_halo(c * BK, c * chunk_bytes);
       }
-      lbase = fused_phase_base(e);
-      ltaps = lp < nph ? fused_phase_taps(e) : 0;
-      lspc = (ltaps + TB - 1) / TB;
-      lc = lsub = 0;
-    };
-    auto issue_next = [&](int buf) {
-      if (lp >= nph) return;
-      load_b(buf, lc * BK, lsub * TB, lbase, ltaps);
-      if (++lsub == lspc) {
-        lsub = 0;
-        if (++lc == kchunks) next_phase();
-      }
-    };
-    // The box (every chunk) and the first S - 1 B stages: with cp.async the box goes first, so
-    // stage 0's wait covers it; the scalar loader stores the box while B is in flight.
-    if constexpr (KVEC) {
-      for (int c = 0; c < kchunks; ++c) load_halo(c * BK, c * chunk_bytes);
-    }
-    __syncthreads();  // tap and phase tables
-    next_phase();
+      __syncthreads();  // tap and phase tables
+      next_phase();
 #pragma unroll
-    for (int s = 0; s < S - 1; ++s) {
-      issue_next(s);
-      cp_async_commit();
-    }
-    if constexpr (!KVEC) {
-      for (int c = 0; c < kchunks; ++c) load_halo(c * BK, c * chunk_bytes);
-    }
-    int gst = 0;  // stages done
-    for (int ph = 0; ph < nph; ++ph) {
-      const uint32_t e = ph_tab[ph];
-      // no rows (PAIR: (rd, rh, 0) may still wait for its store below)
-      if (!PAIR && !fused_phase_rows(e)) continue;
-      const int tp = fused_phase_taps(e), base = fused_phase_base(e);
-      if (tp > 0) {  // the loader (next_phase) skips the same phases
-        const int spc = (tp + TB - 1) / TB;
-        for (int c = 0; c < kchunks; ++c) {
-          for (int sub = 0; sub < spc; ++sub, ++gst) {
-            cp_async_wait<S - 2>();
-            if (gst == 0) {
-              for (int cc = 0; cc < kchunks; ++cc) round_halo_kvec(cc * chunk_bytes);
+      for (int s = 0; s < S - 1; ++s) {
+        issue_next(s);
+        cp_async_commit();
+      }
+      if constexpr (!KVEC) {
+        for (int c = 0; c < kchunks; ++c) load_halo(c * BK, c * chunk_bytes);
+      }
+      int gst = 0;  // stages done
+      for (int ph = 0; ph < nph; ++ph) {
+        const uint32_t e = ph_tab[ph];
+        // no rows (PAIR: (rd, rh, 0) may still wait for its store below)
+        if (!PAIR && !fused_phase_rows(e)) continue;
+        const int tp = fused_phase_taps(e), base = fused_phase_base(e);
+        if (tp > 0) {  // the loader (next_phase) skips the same phases
+          const int spc = (tp + TB - 1) / TB;
+          for (int c = 0; c < kchunks; ++c) {
+            for (int sub = 0; sub < spc; ++sub, ++gst) {
+              cp_async_wait<S - 2>();
+              if (gst == 0) {
+                for (int cc = 0; cc < kchunks; ++cc) round_halo_kvec(cc * chunk_bytes);
+              }
+              __syncthreads();
+              issue_next((gst + S - 1) % S);
+              cp_async_commit();
+              mma_chunk_stage(gst % S, sub * TB, base, tp, c * chunk_bytes, c);
             }
-            __syncthreads();
-            issue_next((gst + S - 1) % S);
-            cp_async_commit();
-            mma_chunk_stage(gst % S, sub * TB, base, tp, c * chunk_bytes, c);
           }
         }
+        finish_phase(ph);
       }
-      finish_phase(ph);
+      cp_async_wait<0>();  // nothing left in flight at exit
     }
-    cp_async_wait<0>();  // nothing left in flight at exit
-    }  // (the streamed B pipeline)
   }
 #endif
 }

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 import inductor_convt3d as ic
 from conftest import rel_err
 from inductor_convt3d.bench.precision import tf32_flags as allow_tf32
-from dispatch_mirror import expected_path, wgmma_expected
+from dispatch_mirror import expected_path, fused_res, wgmma_expected
 
 pytestmark = pytest.mark.cuda
 
@@ -284,7 +284,8 @@ def test_vector_loader_is_chosen_only_when_legal(kernel, monkeypatch):
                            ("cl_narrow8", "kvec")]:
         (x, w, _), _ = make(spec, torch.bfloat16, layout)
         path = ops._forward_path(x, w, *geometry_args(spec))
-        assert path == f"{kernel}_bf16_bn32_{loader}", (layout, path)
+        res = fused_res(spec, 32, "bf16", False) if kernel == "fused" else ""
+        assert path == f"{kernel}_bf16_bn32_{loader}{res}", (layout, path)
 
 
 # ---- long reductions (K in the thousands) --------------------------------------------------
@@ -383,8 +384,8 @@ def test_force_reference_env():
         ref = F.conv_transpose3d(x.double().cpu(), w.double().cpu(), None, 2, 1, 1, 1, 1)
         print(((y.double().cpu() - ref).norm() / ref.norm()).item() < 5e-3)
     """)
-    # ("0": the automatic choice, here the fused kernel's w-phase pairs)
-    for value, expected in [("1", "reference"), ("0", "fused_bf16_bn32_mfast_pair")]:
+    # ("0": the automatic choice, here the fused kernel's w-phase pairs with resident weights)
+    for value, expected in [("1", "reference"), ("0", "fused_bf16_bn32_mfast_pair_res")]:
         env = dict(os.environ, CONVT3D_FORCE_REFERENCE=value)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, timeout=600)
@@ -633,7 +634,7 @@ def test_halo_env_switch():
             ("0", ["igemm_bf16_bn16_mfast", "True", "igemm_bf16_bn16_mfast", "True"]),
             ("1", [halo, "True", halo, "True"]),
             ("2", ["fused_bf16_bn16_mfast", "True", "fused_bf16_bn16_mfast", "True"]),
-            ("", [halo, "True", "fused_bf16_bn32_mfast_pair", "True"])]:  # w-phase pairs
+            ("", [halo, "True", "fused_bf16_bn32_mfast_pair_res", "True"])]:  # w-phase pairs
         env = dict(os.environ, CONVT3D_HALO=value)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, timeout=600)

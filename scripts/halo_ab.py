@@ -45,6 +45,10 @@ VARIANTS = {  # column -> the switches it sets (the others unset)
     "halo_wgmma": {"CONVT3D_HALO": "1", "CONVT3D_WGMMA": "1", "CONVT3D_TWG": "0"},
     "halo_reload": {"CONVT3D_HALO": "1", "CONVT3D_BOX_STREAM": "0", "CONVT3D_TWG": "0"},
     "fused": {"CONVT3D_HALO": "2"},
+    # the fused kernel with resident weights: persistent CTAs, or one box per CTA
+    "res": {"CONVT3D_FUSED_RES": "1"},
+    "res1": {"CONVT3D_FUSED_RES": "2"},
+    "nores": {"CONVT3D_FUSED_RES": "0"},
     "twg": {"CONVT3D_TWG": "1"},
     "twg_reload": {"CONVT3D_TWG": "1", "CONVT3D_BOX_STREAM": "0"},
     "twg_s2": {"CONVT3D_TWG": "1", "CONVT3D_TWG_SLICES": "2"},

@@ -160,6 +160,9 @@ CASES = [
      {"CONVT3D_FUSED_PAIR": "1", "CONVT3D_HALO": "2"}),
     (1, 32, 24, (4, 5, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), (1, 1, 1), 4,
      {"CONVT3D_FUSED_PAIR": "1", "CONVT3D_HALO": "2"}),
+    # the fused kernel with resident weights: persistent CTAs over box tails
+    (2, 16, 32, (3, 9, 17), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1,
+     {"CONVT3D_FUSED_RES": "1", "CONVT3D_HALO": "2"}),
     # densified groups whose zero weight blocks are skipped (forced in every mode; the rule
     # skips in strict fp32 and on the per-phase kernel at BN 32): suite case 5's grouping on
     # the per-phase and the fused kernel, and groups of 4 -> 2 (an n8 tile spans four groups)

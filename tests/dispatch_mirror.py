@@ -72,6 +72,57 @@ def halo_smem(bn, pos, tap_cap, deep_chunks, mode, bm=256, pair=False, phases=1)
 
 
 HALO_MIN_TAPS = 8  # plan.h: kHaloMinTaps
+HALO_SMEM_CAP = 200 * 1024  # tile_configs.h: kHaloSmemCap
+TWO_PER_SM = 233472 // 2 - 1024  # smem_two_per_sm (plan.cpp) on an H100/H200
+
+
+def fused_box_smem(spec, bn, mode, pair):
+    """The shared memory of the box plan_fused picks (pick_box, plan_halo.cpp): the cheapest by
+    its cost among the boxes that leave room for two CTAs per SM, else among those up to 200
+    KB (the first in kHaloBoxes order on a tie); None when none fits."""
+    n, cin, _, size, k, s, p, op, d, g, _ = spec
+    axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
+    ext = []
+    for ax in axes:
+        spans = [(c0 - span, c0) for _, nt, span, c0 in ax if nt > 0]
+        ext.append(max(h for _, h in spans) - min(lo for lo, _ in spans))
+    bm = 128 if pair else 256
+    kvol, phases = math.prod(k), math.prod(s)
+    tap_cap = -(-kvol // 4) * 4
+    chunks = -(-(cin // g) // bk_elems(mode))
+    for lim in (min(HALO_SMEM_CAP, TWO_PER_SM), HALO_SMEM_CAP):
+        best = None
+        for box in HALO_BOXES[bm]:
+            pos = math.prod(box[i] + ext[i] for i in range(3))
+            smem = halo_smem(bn, pos, tap_cap, chunks, mode, bm, pair, phases)
+            tiles0 = n * math.prod(-(-axes[i][0][0] // box[i]) for i in range(3))
+            narrow = 2 if pair and box[2] < 32 else 1
+            cost = narrow * tiles0 * (chunks * (bm * kvol + 4 * pos) + phases * bm)
+            if smem <= lim and tiles0 >= 1 and (best is None or cost < best[0]):
+                best = (cost, smem)
+        if best is not None:
+            return best[1]
+    return None
+
+
+def fused_res(spec, bn, mode, pair):
+    """Mirror of plan_fused's resident weights (plan_halo.cpp; spec after densifying): "_res"
+    (persistent CTAs) or "_res1" (one box per CTA), else "". Legal at BN 32 with one N tile
+    and one group, not strict fp32, when every tap's weights (in place of the stages) fit 200
+    KB; the rule takes 16-bit layers where two CTAs still fit per SM. CONVT3D_FUSED_RES=1 / 2
+    wherever legal, 0 never."""
+    _, cin, cout, _, k, _, _, _, _, g, _ = spec
+    env = os.environ.get("CONVT3D_FUSED_RES")
+    if env == "0" or bn != 32 or g != 1 or cout > 32 or mode == "3xtf32":
+        return ""
+    box = fused_box_smem(spec, bn, mode, pair)
+    if box is None:
+        return ""
+    chunks = -(-cin // bk_elems(mode))
+    smem = box - 16 * bn * 80 + chunks * math.prod(k) * bn * 80
+    if env in ("1", "2"):
+        return ("_res" if env == "1" else "_res1") if smem <= HALO_SMEM_CAP else ""
+    return "_res" if mode in ("bf16", "fp16") and smem <= TWO_PER_SM else ""
 
 
 def phase_taps(spec):
@@ -725,11 +776,12 @@ def kernel_path(x, spec, mode, w=None):
                    else twg_stage(x, spec, mode, kvec, run) or loader)
             return f"twg_{mode}_n{run[0]}{sl}{stack}{long_stage}{stream}_{box}{suffix}"
     if kind == "fused_pair":
-        return f"fused_{mode}_bn32_{loader}_pair{suffix}"
+        return f"fused_{mode}_bn32_{loader}_pair{fused_res(spec, 32, mode, True)}{suffix}"
     if kind is not None:
-        if dense and kind in ("halo", "fused") and dense_skip(mode, kind, hbn):
+        res = fused_res(spec, hbn, mode, False) if kind == "fused" else ""
+        if dense and kind in ("halo", "fused") and not res and dense_skip(mode, kind, hbn):
             suffix = "_skip" + suffix
-        return f"{kind}_{mode}_bn{hbn}_{loader}{suffix}"
+        return f"{kind}_{mode}_bn{hbn}_{loader}{res}{suffix}"
     max_bn = 64 if mode == "3xtf32" else 128
     bn = max_bn
     for c in (16, 32, 64, 128):

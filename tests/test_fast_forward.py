@@ -10,6 +10,7 @@ CONVT3D_FORCE_REFERENCE switch and run-to-run determinism.
 Results start as NaN (CONVT3D_POISON_OUTPUTS, set by conftest), so an element the kernel never
 writes fails `check`.
 """
+import math
 import os
 import subprocess
 import sys
@@ -22,7 +23,7 @@ import torch.nn.functional as F
 import inductor_convt3d as ic
 from conftest import rel_err
 from inductor_convt3d.bench.precision import tf32_flags as allow_tf32
-from dispatch_mirror import expected_path, wgmma_expected
+from dispatch_mirror import expected_path, fused_res, wgmma_expected
 
 pytestmark = pytest.mark.cuda
 
@@ -283,7 +284,8 @@ def test_vector_loader_is_chosen_only_when_legal(kernel, monkeypatch):
                            ("cl_narrow8", "kvec")]:
         (x, w, _), _ = make(spec, torch.bfloat16, layout)
         path = ops._forward_path(x, w, *geometry_args(spec))
-        assert path == f"{kernel}_bf16_bn32_{loader}", (layout, path)
+        res = fused_res(spec, 32, "bf16", False) if kernel == "fused" else ""
+        assert path == f"{kernel}_bf16_bn32_{loader}{res}", (layout, path)
 
 
 # ---- long reductions (K in the thousands) --------------------------------------------------
@@ -382,8 +384,8 @@ def test_force_reference_env():
         ref = F.conv_transpose3d(x.double().cpu(), w.double().cpu(), None, 2, 1, 1, 1, 1)
         print(((y.double().cpu() - ref).norm() / ref.norm()).item() < 5e-3)
     """)
-    # ("0": the automatic choice, here the fused kernel's w-phase pairs)
-    for value, expected in [("1", "reference"), ("0", "fused_bf16_bn32_mfast_pair")]:
+    # ("0": the automatic choice, here the fused kernel's w-phase pairs with resident weights)
+    for value, expected in [("1", "reference"), ("0", "fused_bf16_bn32_mfast_pair_res")]:
         env = dict(os.environ, CONVT3D_FORCE_REFERENCE=value)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, timeout=600)
@@ -632,7 +634,7 @@ def test_halo_env_switch():
             ("0", ["igemm_bf16_bn16_mfast", "True", "igemm_bf16_bn16_mfast", "True"]),
             ("1", [halo, "True", halo, "True"]),
             ("2", ["fused_bf16_bn16_mfast", "True", "fused_bf16_bn16_mfast", "True"]),
-            ("", [halo, "True", "fused_bf16_bn32_mfast_pair", "True"])]:  # w-phase pairs
+            ("", [halo, "True", "fused_bf16_bn32_mfast_pair_res", "True"])]:  # w-phase pairs
         env = dict(os.environ, CONVT3D_HALO=value)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, timeout=600)
@@ -800,6 +802,35 @@ def test_fused_pairs(case, precision, monkeypatch):
     monkeypatch.setenv("CONVT3D_FUSED_PAIR", "0")
     single = run(spec, precision, kernel="fused")
     assert torch.equal(paired, single)
+
+
+@pytest.mark.parametrize("res", ["1", "2"])
+@pytest.mark.parametrize("layout", ["ncdhw", "cl"])
+@pytest.mark.parametrize("precision", PRECISIONS[:3])
+@pytest.mark.parametrize("case", range(len(PAIR_SPECS)))
+def test_fused_resident_weights(case, precision, layout, res, monkeypatch):
+    """CONVT3D_FUSED_RES: the fused kernel with every tap's weights in shared memory, on
+    persistent CTAs (1) or one box per CTA (2), gives the bits of the streamed fused kernel
+    (CONVT3D_FUSED_RES=0; same K order per output) wherever it runs: BN 32, one N tile, one
+    group."""
+    spec = PAIR_SPECS[case]
+    monkeypatch.setenv("CONVT3D_HALO", FORCE["fused"])
+    monkeypatch.setenv("CONVT3D_FUSED_RES", "0")  # (the rule may take it in 16 bits)
+    streamed = run(spec, precision, layout, kernel="fused")
+    (x, w, _), _ = make(spec, precision[0], layout)
+    with allow_tf32(precision[1]):
+        before = ops._forward_path(x, w, *geometry_args(spec))
+    monkeypatch.setenv("CONVT3D_FUSED_RES", res)
+    resident = run(spec, precision, layout, expect_path=False, kernel="fused")
+    with allow_tf32(precision[1]):
+        path = ops._forward_path(x, w, *geometry_args(spec))
+    groups_one = spec[9] == 1 or "_dense" in before
+    eligible = "_bn32_" in before and spec[2] // spec[9] <= 32 and groups_one
+    # (it also needs every tap's weights to fit in shared memory: sure for 27 taps, one chunk)
+    fits = math.prod(spec[4]) <= 27 and spec[1] * x.element_size() <= 64
+    assert path in (before, before + ("_res" if res == "1" else "_res1")), path
+    assert ("_res" in path) == eligible or (not fits and "_res" not in path), (path, before)
+    assert torch.equal(resident, streamed)
 
 
 def test_fused_pairs_strict_fp32_not_paired(monkeypatch):

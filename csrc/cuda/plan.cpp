@@ -251,7 +251,7 @@ FastPlan plan_forward(const ConvT3dParams& p0, const at::Tensor& x, bool w_align
   // kernel runs, 0 never.
   const bool skip_pays = f.mode == fwd::Mode::kTf32x3 ||
                          (a.fuse == 0 && f.bn == fwd::kDenseSkipTile.bn);
-  if (f.dense_g > 1 && f.halo && a.wg == 0 && a.pair == 0 &&
+  if (f.dense_g > 1 && f.halo && a.wg == 0 && a.pair == 0 && a.fused_res == 0 &&
       (sw.dense_skip == 1 || (sw.dense_skip == -1 && skip_pays))) {
     a.dense_blocks = dense_block_bits(p0, 2 * fwd::chunk_elems(f.mode));
     f.name += "_skip";

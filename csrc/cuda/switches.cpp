@@ -49,6 +49,7 @@ constexpr Spec kSpecs[] = {
     {"PDL", &Switches::pdl, 1, {0}},
     {"GSC", &Switches::gsc, 2, {0, 1}},
     {"GSC_G2", &Switches::gsc_g2, 1, {0}},
+    {"FUSED_RES", &Switches::fused_res, 3, {0, 1, 2}},
 };
 constexpr int kNumSpecs = int(sizeof(kSpecs) / sizeof(kSpecs[0]));
 static_assert(kNumSpecs == Switches::kCount, "switches.cpp: one spec per switch");

@@ -44,13 +44,16 @@ struct Switches {
                         // prefill, the scale pass) has finished (fwd/pdl.cuh)
   int gsc_g2 = 1;       // CONVT3D_GSC_G2=0: the grouped small-channel kernel keeps one group
                         // per CTA in 16-bit channels_last too
+  int fused_res = -1;   // CONVT3D_FUSED_RES: 1 the fused kernel keeps the weights in shared
+                        // memory on persistent CTAs wherever legal, 2 the same one box per CTA;
+                        // 0 never; -1 the rule (plan_halo)
 
-  static constexpr int kCount = 26;
+  static constexpr int kCount = 27;
   std::array<int, kCount> values() const {
     return {halo,   wgmma,      box_stream, twg,        twg_slices, twg_tma, twg_stack, twg_wstack,
             pw,     pw_bn,      pw_wdirect, pw_persist, pw_lean,    dense,   prefill,   plan_cache,
             fused_pair, dense_skip, twg_bqw, twg_long, twg_stage, twg_h16, pw_h16, pdl, gsc,
-            gsc_g2};
+            gsc_g2,     fused_res};
   }
 };
 

@@ -34,6 +34,7 @@
 #pragma once
 
 #include "launch.h"
+#include "resident.h"
 #include "smem_attr.h"
 #include "tile_common.cuh"
 #include "wgmma.cuh"
@@ -90,6 +91,20 @@ __device__ __forceinline__ int fused_phase_base(uint32_t e) { return int(e & 0xf
 __device__ __forceinline__ int fused_phase_taps(uint32_t e) { return int((e >> 16) & 0x7fffu); }
 __device__ __forceinline__ bool fused_phase_rows(uint32_t e) { return (e >> 31) != 0u; }
 
+// Box tile m of phase 0's grid (a.div_tiles, host magic numbers: set_box_divs): its sample
+// (returned) and first q position per axis.
+__device__ __forceinline__ int halo_box_origin(const FwdArgs& a, int m, int bqd, int bqh, int bqw,
+                                               int& qd0, int& qh0, int& qw0) {
+  int u = m;
+  u = FastDiv(a.div_tiles[2]).divmod(u, qw0);
+  u = FastDiv(a.div_tiles[1]).divmod(u, qh0);
+  const int n = FastDiv(a.div_tiles[0]).divmod(u, qd0);
+  qd0 *= bqd;
+  qh0 *= bqh;
+  qw0 *= bqw;
+  return n;
+}
+
 // PAIR (fused only, a.pair; tile kFusedPairTile): with NCDHW y and w stride 2, phase
 // (rd, rh, 0)'s tile stays in registers until (rd, rh, 1)'s is done, and both are then stored
 // together through a per-warp transpose (store_pair), so a store instruction writes whole
@@ -101,7 +116,8 @@ __device__ __forceinline__ bool fused_phase_rows(uint32_t e) { return (e >> 31) 
 // DMASK (a.dense_blocks != 0; not with WG or PAIR): a densified grouped layer; the MMAs of
 // zero weight blocks are skipped (dense_live). Its own instantiation, so the other kernels'
 // code and registers stay as they were.
-template <Mode MODE, int BN, bool KVEC, bool FUSED, bool WG, bool PAIR, bool DMASK>
+template <Mode MODE, int BN, bool KVEC, bool FUSED, bool WG, bool PAIR, bool DMASK,
+          bool RES = false>
 __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK>::NT,
                                   HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK>::kMinBlocks)
     halo_fwd_kernel(const __grid_constant__ FwdArgs a) {
@@ -131,6 +147,9 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   unsigned char* sb = smem + C::kYoffBytes + 8 * a.tap_cap +           // S B stages
                       (FUSED ? fused_phase_table_bytes(nph) : 0);
   unsigned char* sh = sb + C::kStagesBytes;                           // the halo box
+  if constexpr (RES) {  // every chunk's B of every tap table entry, [chunk][entry]
+    sh = sb + uint32_t((a.cin_g + BK - 1) / BK * a.k[0] * a.k[1] * a.k[2]) * C::kTapB;
+  }
   const uint32_t sh_addr = smem_addr(sh);
   const uint32_t sb_addr = smem_addr(sb);
 
@@ -145,16 +164,9 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   const int bqd = a.box[0], bqh = a.box[1], bqw = a.box[2];
   int qd0, qh0, qw0, n;
   {
-    // Tile mt as phase 0's (a.div_tiles, host magic numbers: set_box_divs); a phase with fewer
-    // outputs along an axis has no tile there.
+    // Tile mt as phase 0's; a phase with fewer outputs along an axis has no tile there.
     const int Qd = a.ax[0].q[tc.rd], Qh = a.ax[1].q[tc.rh], Qw = a.ax[2].q[tc.rw];
-    int u = mt;
-    u = FastDiv(a.div_tiles[2]).divmod(u, qw0);
-    u = FastDiv(a.div_tiles[1]).divmod(u, qh0);
-    n = FastDiv(a.div_tiles[0]).divmod(u, qd0);
-    qd0 *= bqd;
-    qh0 *= bqh;
-    qw0 *= bqw;
+    n = halo_box_origin(a, mt, bqd, bqh, bqw, qd0, qh0, qw0);
     if (qd0 >= Qd || qh0 >= Qh || qw0 >= Qw) return;
   }
   const int n0 = nt * BN;
@@ -176,7 +188,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   box_axis(a.ax[1], tc.rh, 1, loh, exth);
   box_axis(a.ax[2], tc.rw, 2, low, extw);
   const int HD = bqd + extd, HH = bqh + exth, HW = bqw + extw;
-  const int id0 = qd0 + lod, ih0 = qh0 + loh, iw0 = qw0 + low;
+  int id0 = qd0 + lod, ih0 = qh0 + loh, iw0 = qw0 + low;  // (RES: per tile)
   const int csd = a.ax[0].cstep, csh = a.ax[1].cstep, csw = a.ax[2].cstep;
 
   const int warp = tid / 32, lane = tid % 32;
@@ -203,7 +215,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   const int items = P * kChunks;
   const int kchunks = (a.cin_g + BK - 1) / BK;
   const uint32_t chunk_bytes = uint32_t(P) * kRowBytes;  // fused: chunk c at c * chunk_bytes
-  const int64_t xn = int64_t(n) * a.xs[0] + int64_t(g) * a.cin_g * a.xs[1];
+  int64_t xn = int64_t(n) * a.xs[0] + int64_t(g) * a.cin_g * a.xs[1];
   // A densified grouped layer (DMASK) has a block-diagonal weight. Per channel chunk c (at
   // most 4: densify needs Cin <= 64), bits 16 c + ks * NTL + j mark this warp's (K step, n8
   // tile) blocks that meet a diagonal block (the host's a.dense_blocks, one byte per K step);
@@ -316,11 +328,11 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   };
 
   // B of one stage: taps t0 .. t0+TB-1 (those < taps), columns n0.., channels ci0.. -> buffer
-  // buf, tap-major [TB][BN][64 B]; a tap's rows are R = BN x 4 chunks. When NT is a multiple
-  // of R (BN 16/32/64) each thread keeps one (column, chunk) for all its taps, so its offset and
-  // column test are computed once and a copy costs a tap-table read and an add. Otherwise
-  // (BN 48) each of the thread's PB copies has its own precomputed (tap, column, chunk).
-  // Does not commit.
+  // buf (RES: at byte offset buf of the B region), tap-major [TB][BN][64 B]; a tap's rows are
+  // R = BN x 4 chunks. When NT is a multiple of R (BN 16/32/64) each thread keeps one (column,
+  // chunk) for all its taps, so its offset and column test are computed once and a copy costs a
+  // tap-table read and an add. Otherwise (BN 48) each of the thread's PB copies has its own
+  // precomputed (tap, column, chunk). Does not commit.
   constexpr int R = BN * kChunks;
   constexpr bool kUniformB = NT % R == 0;
   constexpr int PB = C::PB;
@@ -348,7 +360,8 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       const bool ok = b_col_ok[jj] & (ci0 + b_kc[jj] * KRUN < a.cin_g);
       if (t < tcount) {
         const T* src = ok ? wg + (tap_w[tbase + t] + b_off_g[jj] + ci0) : wg;
-        cp_async_16(b_dst[jj] + buf * C::kStageB + (kUniformB ? j * (NT / R) * C::kTapB : 0),
+        cp_async_16(b_dst[jj] + (RES ? buf : buf * C::kStageB) +
+                        (kUniformB ? j * (NT / R) * C::kTapB : 0),
                     src, ok ? 16 : 0);
       }
     }
@@ -383,6 +396,8 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
   };
 
   float acc[MT][NTL][4];
+  // Where the MMAs read B stage 0 (RES: moved to each stage's taps; else the stages' start).
+  uint32_t b_addr = sb_addr;
   // The MMAs of one B stage: its taps t0.. (< tcount) of the phase whose table starts at base,
   // A from box chunk offset cbase; NKS = 1 (an std::integral_constant) when the chunk's second
   // 32 bytes of K are all past Cin/g (zeros: their MMAs are skipped).
@@ -397,7 +412,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       // fragment (the warpgroup's four warps make its 64 rows) with B from this stage. One
       // step stays in flight while the next step's A loads (two register sets); the stage
       // ends with every wgmma done, so the next barrier may hand its B buffer to the loader.
-      const uint32_t bstage = sb_addr + buf * C::kStageB;
+      const uint32_t bstage = b_addr + buf * C::kStageB;
 #pragma unroll
       for (int tt = 0; tt < TB; ++tt) {
         const int t = t0 + tt;
@@ -432,7 +447,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
 #pragma unroll
           for (int i = 0; i < MT; ++i) a_addr[i] = a_lane[i] + off + koff;
           warp_mma_stage<MODE, MT, NTL, false, NKS, decltype(masked)::value>(
-              acc, a_addr, sb_addr + buf * C::kStageB + tt * C::kTapB + b_off + koff, live);
+              acc, a_addr, b_addr + buf * C::kStageB + tt * C::kTapB + b_off + koff, live);
         }
       }
     }
@@ -771,64 +786,9 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
         base += taps;
       }
     }
-    // One B pipeline over the stages (phase, chunk, taps sub*TB ..) of every phase with rows
-    // in this box and taps: the loader runs S - 1 stages ahead across phase ends, so a phase's
-    // first weights are in flight during the previous phase's MMAs and epilogue. Loader state:
-    // phase lp (its taps ltaps start at table entry lbase), chunk lc, stage lsub of lspc.
-    int lp = -1, lbase = 0, ltaps = 0, lc = 0, lsub = 0, lspc = 0;
-    auto next_phase = [&]() {
-      uint32_t e = 0;
-      while (++lp < nph && fused_phase_taps(e = ph_tab[lp]) == 0) {
-      }
-      lbase = fused_phase_base(e);
-      ltaps = lp < nph ? fused_phase_taps(e) : 0;
-      lspc = (ltaps + TB - 1) / TB;
-      lc = lsub = 0;
-    };
-    auto issue_next = [&](int buf) {
-      if (lp >= nph) return;
-      load_b(buf, lc * BK, lsub * TB, lbase, ltaps);
-      if (++lsub == lspc) {
-        lsub = 0;
-        if (++lc == kchunks) next_phase();
-      }
-    };
-    // The box (every chunk) and the first S - 1 B stages: with cp.async the box goes first, so
-    // stage 0's wait covers it; the scalar loader stores the box while B is in flight.
-    if constexpr (KVEC) {
-      for (int c = 0; c < kchunks; ++c) load_halo(c * BK, c * chunk_bytes);
-    }
-    __syncthreads();  // tap and phase tables
-    next_phase();
-#pragma unroll
-    for (int s = 0; s < S - 1; ++s) {
-      issue_next(s);
-      cp_async_commit();
-    }
-    if constexpr (!KVEC) {
-      for (int c = 0; c < kchunks; ++c) load_halo(c * BK, c * chunk_bytes);
-    }
-    int gst = 0;  // stages done
-    for (int ph = 0; ph < nph; ++ph) {
-      const uint32_t e = ph_tab[ph];
-      // no rows (PAIR: (rd, rh, 0) may still wait for its store below)
-      if (!PAIR && !fused_phase_rows(e)) continue;
-      const int tp = fused_phase_taps(e), base = fused_phase_base(e);
-      if (tp > 0) {  // the loader (next_phase) skips the same phases
-        const int spc = (tp + TB - 1) / TB;
-        for (int c = 0; c < kchunks; ++c) {
-          for (int sub = 0; sub < spc; ++sub, ++gst) {
-            cp_async_wait<S - 2>();
-            if (gst == 0) {
-              for (int cc = 0; cc < kchunks; ++cc) round_halo_kvec(cc * chunk_bytes);
-            }
-            __syncthreads();
-            issue_next((gst + S - 1) % S);
-            cp_async_commit();
-            mma_chunk_stage(gst % S, sub * TB, base, tp, c * chunk_bytes, c);
-          }
-        }
-      }
+    // Phase ph's tile is done: store it (PAIR: keep (rd, rh, 0)'s until (rd, rh, 1)'s is
+    // done), and clear the accumulators for the next phase.
+    auto finish_phase = [&](int ph) {
       int rd, rh, rw;  // (from the index: decoding them from the table cost ptxas registers)
       phase_res(ph, rd, rh, rw);
       if constexpr (PAIR) {
@@ -846,8 +806,122 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
         store_direct(rd, rh, rw);
       }
       zero_acc(acc);
+    };
+    if constexpr (RES) {
+      // ---- resident weights (RES, a.fused_res; one N tile, one group): every tap's B of every
+      // chunk is loaded once, [chunk][tap table entry], and the CTA then runs its boxes
+      // (tiles blockIdx.x, + gridDim.x, ... with a persistent grid) with no stage barriers:
+      // per box a load, one barrier, every phase's MMAs and stores, and a barrier before the
+      // next box overwrites this one. A CTA of the streamed pipeline below met a barrier and a
+      // wait per stage, and every CTA read all of the weights from L2 anyway (design doc v62).
+      __syncthreads();  // tap and phase tables (load_b reads tap_w)
+      {
+        int base = 0;
+        for (int ph = 0; ph < nph; ++ph) {
+          int rd, rh, rw;
+          phase_res(ph, rd, rh, rw);
+          const int taps = a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw];
+          for (int c = 0; c < kchunks; ++c) {
+            for (int t0 = 0; t0 < taps; t0 += TB) {
+              load_b((c * kvol + base + t0) * C::kTapB, c * BK, t0, base, taps);
+            }
+          }
+          base += taps;
+        }
+        cp_async_commit();
+      }
+      for (int m = mt;;) {
+        for (int c = 0; c < kchunks; ++c) load_halo(c * BK, c * chunk_bytes);
+        cp_async_wait<0>();
+        for (int c = 0; c < kchunks; ++c) round_halo_kvec(c * chunk_bytes);
+        __syncthreads();  // the box (and, the first time, B)
+        for (int ph = 0; ph < nph; ++ph) {
+          int rd, rh, rw;
+          phase_res(ph, rd, rh, rw);
+          const bool rows = phase_rows(rd, rh, rw);
+          if (!PAIR && !rows) continue;
+          const int base = fused_phase_base(ph_tab[ph]);
+          const int tp = rows ? a.ax[0].ntap[rd] * a.ax[1].ntap[rh] * a.ax[2].ntap[rw] : 0;
+          for (int c = 0; c < kchunks; ++c) {
+            for (int t0 = 0; t0 < tp; t0 += TB) {
+              b_addr = sb_addr + uint32_t(c * kvol + base + t0) * C::kTapB;
+              mma_chunk_stage(0, t0, base, tp, c * chunk_bytes, c);
+            }
+          }
+          finish_phase(ph);
+        }
+        m += static_cast<int>(gridDim.x);
+        if (m >= a.m_tiles) break;
+        n = halo_box_origin(a, m, bqd, bqh, bqw, qd0, qh0, qw0);  // (inside phase 0's Q)
+        id0 = qd0 + lod;
+        ih0 = qh0 + loh;
+        iw0 = qw0 + low;
+        xn = int64_t(n) * a.xs[0] + int64_t(g) * a.cin_g * a.xs[1];
+        __syncthreads();  // every warp is done with this box
+      }
+    } else {
+      // One B pipeline over the stages (phase, chunk, taps sub*TB ..) of every phase with rows
+      // in this box and taps: the loader runs S - 1 stages ahead across phase ends, so a phase's
+      // first weights are in flight during the previous phase's MMAs and epilogue. Loader state:
+      // phase lp (its taps ltaps start at table entry lbase), chunk lc, stage lsub of lspc.
+      int lp = -1, lbase = 0, ltaps = 0, lc = 0, lsub = 0, lspc = 0;
+      auto next_phase = [&]() {
+        uint32_t e = 0;
+        while (++lp < nph && fused_phase_taps(e = ph_tab[lp]) == 0) {
+        }
+        lbase = fused_phase_base(e);
+        ltaps = lp < nph ? fused_phase_taps(e) : 0;
+        lspc = (ltaps + TB - 1) / TB;
+        lc = lsub = 0;
+      };
+      auto issue_next = [&](int buf) {
+        if (lp >= nph) return;
+        load_b(buf, lc * BK, lsub * TB, lbase, ltaps);
+        if (++lsub == lspc) {
+          lsub = 0;
+          if (++lc == kchunks) next_phase();
+        }
+      };
+      // The box (every chunk) and the first S - 1 B stages: with cp.async the box goes first, so
+      // stage 0's wait covers it; the scalar loader stores the box while B is in flight.
+      if constexpr (KVEC) {
+        for (int c = 0; c < kchunks; ++c) load_halo(c * BK, c * chunk_bytes);
+      }
+      __syncthreads();  // tap and phase tables
+      next_phase();
+#pragma unroll
+      for (int s = 0; s < S - 1; ++s) {
+        issue_next(s);
+        cp_async_commit();
+      }
+      if constexpr (!KVEC) {
+        for (int c = 0; c < kchunks; ++c) load_halo(c * BK, c * chunk_bytes);
+      }
+      int gst = 0;  // stages done
+      for (int ph = 0; ph < nph; ++ph) {
+        const uint32_t e = ph_tab[ph];
+        // no rows (PAIR: (rd, rh, 0) may still wait for its store below)
+        if (!PAIR && !fused_phase_rows(e)) continue;
+        const int tp = fused_phase_taps(e), base = fused_phase_base(e);
+        if (tp > 0) {  // the loader (next_phase) skips the same phases
+          const int spc = (tp + TB - 1) / TB;
+          for (int c = 0; c < kchunks; ++c) {
+            for (int sub = 0; sub < spc; ++sub, ++gst) {
+              cp_async_wait<S - 2>();
+              if (gst == 0) {
+                for (int cc = 0; cc < kchunks; ++cc) round_halo_kvec(cc * chunk_bytes);
+              }
+              __syncthreads();
+              issue_next((gst + S - 1) % S);
+              cp_async_commit();
+              mma_chunk_stage(gst % S, sub * TB, base, tp, c * chunk_bytes, c);
+            }
+          }
+        }
+        finish_phase(ph);
+      }
+      cp_async_wait<0>();  // nothing left in flight at exit
     }
-    cp_async_wait<0>();  // nothing left in flight at exit
   }
 #endif
 }
@@ -880,8 +954,27 @@ cudaError_t launch_halo(const FwdArgs& a, int64_t blocks, cudaStream_t stream) {
     } else if (a.wg) {
       return cudaErrorInvalidValue;  // 3xTF32 has no wgmma kernel
     }
-    const cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
+    if (a.fuse && a.fused_res != 0) {
+      // Resident weights: BN 32, pairs or not, no zero-block skipping (plan_fused).
+      if constexpr (BN == 32 && MODE != Mode::kTf32x3) {
+        if (dmask) return cudaErrorInvalidValue;
+        kernel = halo_fwd_kernel<MODE, BN, KVEC, true, false, false, false, true>;
+        if constexpr (!KVEC) {
+          if (a.pair) kernel = halo_fwd_kernel<MODE, BN, KVEC, true, false, true, false, true>;
+        }
+      } else {
+        return cudaErrorInvalidValue;
+      }
+    }
+    cudaError_t e = allow_dynamic_smem(kernel, a.smem_bytes);
     if (e != cudaSuccess) return e;
+    if (a.fuse && a.fused_res == 1) {  // persistent: as many CTAs as fit at once
+      int ctas = 0;
+      e = resident_ctas(reinterpret_cast<const void*>(kernel), HaloCfg<MODE, BN, KVEC, false>::NT,
+                        a.smem_bytes, &ctas);
+      if (e != cudaSuccess) return e;
+      blocks = ctas < blocks ? ctas : blocks;
+    }
     kernel<<<static_cast<unsigned>(blocks), HaloCfg<MODE, BN, KVEC, false>::NT, a.smem_bytes,
              stream>>>(a);
     return cudaGetLastError();

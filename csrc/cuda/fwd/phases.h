@@ -163,6 +163,11 @@ struct FwdArgs {
   int pdl = 0;
   alignas(64) unsigned char box_map[128] = {};
   alignas(64) unsigned char w_map[128] = {};
+  // Fused only, one N tile and one group: 1 keeps every tap's weights in shared memory and runs
+  // the CTA over boxes blockIdx.x, + gridDim.x, ... on a grid of as many CTAs as fit at once
+  // (resident_ctas); 2 the same with one box per CTA (halo_kernel.cuh, RES). Last, so that
+  // every field above keeps its parameter offset (and the other kernels their SASS).
+  int fused_res = 0;
 };
 
 inline int64_t gcd64(int64_t a, int64_t b) {

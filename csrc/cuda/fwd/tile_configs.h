@@ -209,10 +209,17 @@ constexpr long long fused_phase_table_bytes(long long phases) {
 // Its entries pack the tap table start in 16 bits and a phase's taps in 15.
 constexpr long long kFusedMaxTaps = 1 << 15;
 
+// The fused kernel with resident weights (halo_kernel.cuh, RES): B of every tap table entry and
+// channel chunk, in place of the stages.
+constexpr long long fused_res_b_bytes(int bn, long long chunks, long long kvol) {
+  return chunks * kvol * bn * kRowBytes;
+}
+constexpr long long halo_stage_bytes(int bn) { return 1LL * halo_tap_bufs(bn) * bn * kRowBytes; }
+
 constexpr long long halo_smem_bytes(int bn, int bm, long long halo_pos, long long tap_cap,
                                      long long deep_chunks, int elem_bytes, int box_bufs = 1,
                                      bool pair = false, long long phases = 1) {
-  const long long stages = 1LL * halo_tap_bufs(bn) * bn * kRowBytes;
+  const long long stages = halo_stage_bytes(bn);
   if (deep_chunks > 0) {
     return 12LL * bm + fused_epi_bytes(bn, elem_bytes, pair) + 8LL * tap_cap +
            fused_phase_table_bytes(phases) + stages +

@@ -598,6 +598,53 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     float bv[NTL][2];
     lane_bias(cw + 2 * ti, bv);
     float* buf = reinterpret_cast<float*>(warp_buf) + warp * kPairBufWords;
+    if constexpr (sizeof(T) == 2) {
+      // 16 bits: both phases of a (row, column) convert into one packed word before the
+      // transpose, [column][row] with kPairBufStride16 words a column, and each lane reads its
+      // 2-byte output back: half the conversions and shared stores of the fp32 buffer. The y
+      // pointer steps by the channel stride in bytes, and the column bound is tested per warp
+      // only where the warp's columns run past Cout/g (ncu, case 6 bf16 NCDHW: 42 % of the
+      // kernel's instructions were this epilogue, 13 per 2-byte store).
+      uint32_t* wbuf = warp_buf + warp * kPairBufWords;
+      const unsigned short* hbuf = reinterpret_cast<const unsigned short*>(wbuf);
+      const int64_t csb = cs * int64_t(sizeof(T));
+      const bool full = ncols >= C::TN;
+#pragma unroll
+      for (int i = 0; i < MT; ++i) {
+        const int r = wm * C::TM + i * 16 + lane / 2;  // this lane's row when storing
+        const bool keep = !row_past(row_q[r], ld, lh, lw);
+        char* yp = reinterpret_cast<char*>(y + (pbase + row_y[r] + int64_t(cw) * cs));
+        asm("" : "+l"(yp));  // opaque: the compiler otherwise rebuilds each address from an index
+#pragma unroll
+        for (int j = 0; j < NTL; ++j) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              wbuf[(2 * ti + e) * kPairBufStride16 + gi + 8 * h] =
+                  pack_pair(from_float<T>(acc0[i][j][2 * h + e] + bv[j][e]),
+                            from_float<T>(acc[i][j][2 * h + e] + bv[j][e]));
+          __syncwarp();
+          if (keep && full) {  // two copies, so the common one tests no column
+#pragma unroll
+            for (int c = 0; c < 8; ++c) {
+              st_global_u16(yp, hbuf[2 * c * kPairBufStride16 + lane]);
+              yp += csb;
+              asm("" : "+l"(yp));  // one 64-bit add a store, not a product per store
+            }
+          } else if (keep) {
+#pragma unroll
+            for (int c = 0; c < 8; ++c) {
+              if (8 * j + c < ncols) st_global_u16(yp, hbuf[2 * c * kPairBufStride16 + lane]);
+              yp += csb;
+              asm("" : "+l"(yp));
+            }
+          }
+          __syncwarp();
+        }
+      }
+      return;
+    }
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
       const int r = wm * C::TM + i * 16 + lane / 2;  // this lane's row when storing

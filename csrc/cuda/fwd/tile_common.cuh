@@ -90,6 +90,12 @@ __device__ __forceinline__ T from_float(float v) {
   }
 }
 
+// A 2-byte global store through a generic pointer the compiler cannot see into (the paired
+// epilogue steps it by the channel stride): st.global, not a generic st.
+__device__ __forceinline__ void st_global_u16(void* p, unsigned short v) {
+  asm volatile("st.global.b16 [%0], %1;\n" ::"l"(p), "h"(v));
+}
+
 // Two 16-bit elements as one 32-bit word, lo in the low half (little-endian memory order).
 template <typename T>
 __device__ __forceinline__ uint32_t pack_pair(T lo, T hi) {

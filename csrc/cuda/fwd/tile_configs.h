@@ -194,6 +194,10 @@ constexpr int fused_warp_buf_words(int bn) {
 // back as one contiguous run of y.
 constexpr int kPairBufStride = 36;
 constexpr int kPairBufWords = 8 * kPairBufStride;
+// 16-bit types pack both phases of a (row, channel) into one word first: 16 words a channel,
+// stride 20, so the four ti lanes' channel pairs (2 ti + e) land 8 banks apart.
+constexpr int kPairBufStride16 = 20;
+static_assert(8 * kPairBufStride16 <= kPairBufWords, "the 16-bit transpose fits the buffer");
 constexpr long long fused_epi_bytes(int bn, int elem_bytes, bool pair = false) {
   if (pair) return 4LL * kFusedPairTile.warps_m * kFusedPairTile.warps_n * kPairBufWords;
   return elem_bytes == 2

@@ -10,6 +10,8 @@
 #   EXTRA="python3 scripts/host_overhead.py 9 bf16 ndhwc"   (extra: any commands, after ab)
 #   STAGE_TIMEOUT=200   (seconds for the tests and for each sanitizer; a hang then costs that,
 #                        not the call's limit; 0, the default, means none)
+#   OLD_TREE=.ab_old    (an older tree for scripts/ab_trees.sh in EXTRA, built alongside this
+#                        one instead of after it; ab_trees.sh then skips its build)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
@@ -32,10 +34,24 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())"
 
 t0=$(date +%s)
+old_pid=""
+if [[ -n "${OLD_TREE:-}" ]]; then
+  # (the two builds overlap: each alone leaves most of the 16 cores idle near its end)
+  (cd "$OLD_TREE" && rm -f .built && MAX_JOBS=16 python3 setup.py build_ext --inplace \
+    >"$OUT/build_old.log" 2>&1 && touch .built) &
+  old_pid=$!
+fi
 if MAX_JOBS=16 python3 -m pip install --no-build-isolation -e . >"$OUT/build.log" 2>&1; then
   summary+=("build: ok in $(( $(date +%s) - t0 )) s")
 else
   tail -60 "$OUT/build.log"; echo "build: FAILED"; exit 1
+fi
+if [[ -n "$old_pid" ]]; then
+  if wait "$old_pid"; then
+    summary+=("old tree ($OLD_TREE) build: ok, $(( $(date +%s) - t0 )) s after the start")
+  else
+    tail -30 "$OUT/build_old.log"; echo "old tree build: FAILED"; exit 1
+  fi
 fi
 
 if [[ ",$STAGES," == *",tests,"* ]]; then

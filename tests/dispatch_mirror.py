@@ -58,22 +58,40 @@ def dense_skip(mode, kind, bn):
     return env == "1" or (env != "0" and pays)
 
 
+ROW_BYTES = 80  # tile_configs.h: kRowBytes (64 B of K and 16 B of padding)
+
+
+def halo_stage_bytes(bn):
+    """halo_stage_bytes (tile_configs.h): halo_tap_bufs taps of B, any stage split."""
+    return (16 if bn <= 32 else 8) * bn * ROW_BYTES
+
+
 def halo_smem(bn, pos, tap_cap, deep_chunks, mode, bm=256, pair=False, phases=1):
     """halo_smem_bytes (tile_configs.h)."""
-    stages = (16 if bn <= 32 else 8) * bn * 80  # halo_tap_bufs taps of B, any stage split
+    stages = halo_stage_bytes(bn)
     if deep_chunks:
         tn = 32 if bn == 64 else bn  # warp tile width: BN 64 has two warp columns
         epi = 8 * 4 * 8 * (tn // 2 + 4) if mode in ("bf16", "fp16") else 0  # per-warp buffers
         if pair:
             epi = 8 * 4 * 8 * 36  # kPairBufWords per warp, every type
         table = 4 * (-(-phases // 4) * 4)  # fused_phase_table_bytes
-        return 12 * bm + epi + 8 * tap_cap + table + stages + pos * deep_chunks * 80
-    return 8 * bm + 8 * tap_cap + max(stages + pos * 80, 4 * bm * (bn + 1))
+        return 12 * bm + epi + 8 * tap_cap + table + stages + pos * deep_chunks * ROW_BYTES
+    return 8 * bm + 8 * tap_cap + max(stages + pos * ROW_BYTES, 4 * bm * (bn + 1))
 
 
 HALO_MIN_TAPS = 8  # plan.h: kHaloMinTaps
 HALO_SMEM_CAP = 200 * 1024  # tile_configs.h: kHaloSmemCap
 TWO_PER_SM = 233472 // 2 - 1024  # smem_two_per_sm (plan.cpp) on an H100/H200
+
+
+def fused_box_ext(axes):
+    """Per axis, the halo the fused box adds to its q extent: the span of every phase's taps
+    (plan_fused's ulo/uext)."""
+    ext = []
+    for ax in axes:
+        spans = [(c0 - span, c0) for _, nt, span, c0 in ax if nt > 0]
+        ext.append(max(h for _, h in spans) - min(lo for lo, _ in spans))
+    return ext
 
 
 def fused_box_smem(spec, bn, mode, pair):
@@ -82,10 +100,7 @@ def fused_box_smem(spec, bn, mode, pair):
     KB (the first in kHaloBoxes order on a tie); None when none fits."""
     n, cin, _, size, k, s, p, op, d, g, _ = spec
     axes = [axis_taps(size[i], k[i], s[i], p[i], op[i], d[i]) for i in range(3)]
-    ext = []
-    for ax in axes:
-        spans = [(c0 - span, c0) for _, nt, span, c0 in ax if nt > 0]
-        ext.append(max(h for _, h in spans) - min(lo for lo, _ in spans))
+    ext = fused_box_ext(axes)
     bm = 128 if pair else 256
     kvol, phases = math.prod(k), math.prod(s)
     tap_cap = -(-kvol // 4) * 4
@@ -119,7 +134,7 @@ def fused_res(spec, bn, mode, pair):
     if box is None:
         return ""
     chunks = -(-cin // bk_elems(mode))
-    smem = box - 16 * bn * 80 + chunks * math.prod(k) * bn * 80
+    smem = box - halo_stage_bytes(bn) + chunks * math.prod(k) * bn * ROW_BYTES
     if env in ("1", "2"):
         return ("_res" if env == "1" else "_res1") if smem <= HALO_SMEM_CAP else ""
     return "_res" if mode in ("bf16", "fp16") and smem <= TWO_PER_SM else ""
@@ -177,15 +192,12 @@ def halo_kind(spec, bn, mode, kvec, y_ncdhw=False):
         bm = 128 if pair else 256  # kFusedPairTile: BN 32, BM 128
         if pair:
             bn = 32
-        ext = []
-        for ax in axes:
-            phases = [(c0 - span, c0) for _, nt, span, c0 in ax if nt > 0]
-            ext.append(max(h for _, h in phases) - min(lo for lo, _ in phases))
+        ext = fused_box_ext(axes)
         kvol_cap = -(-math.prod(k) // 4) * 4  # the fused tap table holds every phase's taps
         packs = kvol_cap < 1 << 15  # kFusedMaxTaps
         for box in HALO_BOXES[bm] if packs else []:
             pos = math.prod(box[i] + ext[i] for i in range(3))
-            if halo_smem(bn, pos, kvol_cap, chunks, mode, bm, pair, math.prod(s)) <= 200 * 1024:
+            if halo_smem(bn, pos, kvol_cap, chunks, mode, bm, pair, math.prod(s)) <= HALO_SMEM_CAP:
                 return "fused_pair" if pair else "fused"
     tf32_deep = mode == "tf32" and kvec and chunks > 2 and sum(taps) >= 2 * len(taps)
     if auto and ((few_taps and not tf32_deep) or dilated or wide_3x):
@@ -193,7 +205,7 @@ def halo_kind(spec, bn, mode, kvec, y_ncdhw=False):
     for box in HALO_BOXES[256]:  # bm of every kHaloTiles row
         pos = max((box[0] + a[2]) * (box[1] + b[2]) * (box[2] + c[2])
                   for a in axes[0] for b in axes[1] for c in axes[2])
-        if halo_smem(bn, pos, tap_cap, 0, mode) <= 200 * 1024:
+        if halo_smem(bn, pos, tap_cap, 0, mode) <= HALO_SMEM_CAP:
             return "halo"
     return None
 
@@ -215,7 +227,7 @@ TWG_X3_RUN = 128  # tile_configs.h: kTwgX3Run (3xTF32: two slices, one CTA per S
 
 TWG_SMEM_CAP = {  # H100 (twg runs on 9.0 only): four slices may take the opt-in shared memory;
     4: 232448,    # two slices leave room for two CTAs per SM (half the SM's, less 1 KB each)
-    2: 233472 // 2 - 1024,
+    2: TWO_PER_SM,
 }
 
 

@@ -597,7 +597,6 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
     const int ncols = a.cout_g - cw;  // its columns inside Cout/g (fewer than TN at the end)
     float bv[NTL][2];
     lane_bias(cw + 2 * ti, bv);
-    float* buf = reinterpret_cast<float*>(warp_buf) + warp * kPairBufWords;
     if constexpr (sizeof(T) == 2) {
       // 16 bits: both phases of a (row, column) convert into one packed word before the
       // transpose, [column][row] with kPairBufStride16 words a column, and each lane reads its
@@ -645,6 +644,7 @@ __global__ void __launch_bounds__(HaloCfg<MODE, BN, KVEC, FUSED, WG, PAIR, DMASK
       }
       return;
     }
+    float* buf = reinterpret_cast<float*>(warp_buf) + warp * kPairBufWords;
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
       const int r = wm * C::TM + i * 16 + lane / 2;  // this lane's row when storing

@@ -124,8 +124,8 @@ def fused_res(spec, bn, mode, pair):
     """Mirror of plan_fused's resident weights (plan_halo.cpp; spec after densifying): "_res"
     (persistent CTAs) or "_res1" (one box per CTA), else "". Legal at BN 32 with one N tile
     and one group, not strict fp32, when every tap's weights (in place of the stages) fit 200
-    KB; the rule takes 16-bit layers where two CTAs still fit per SM. CONVT3D_FUSED_RES=1 / 2
-    wherever legal, 0 never."""
+    KB; the rule takes 16-bit layers without w-phase pairs where two CTAs still fit per SM.
+    CONVT3D_FUSED_RES=1 / 2 wherever legal, 0 never."""
     _, cin, cout, _, k, _, _, _, _, g, _ = spec
     env = os.environ.get("CONVT3D_FUSED_RES")
     if env == "0" or bn != 32 or g != 1 or cout > 32 or mode == "3xtf32":
@@ -137,7 +137,7 @@ def fused_res(spec, bn, mode, pair):
     smem = box - halo_stage_bytes(bn) + chunks * math.prod(k) * bn * ROW_BYTES
     if env in ("1", "2"):
         return ("_res" if env == "1" else "_res1") if smem <= HALO_SMEM_CAP else ""
-    return "_res" if mode in ("bf16", "fp16") and smem <= TWO_PER_SM else ""
+    return "_res" if mode in ("bf16", "fp16") and not pair and smem <= TWO_PER_SM else ""
 
 
 def phase_taps(spec):

@@ -384,8 +384,8 @@ def test_force_reference_env():
         ref = F.conv_transpose3d(x.double().cpu(), w.double().cpu(), None, 2, 1, 1, 1, 1)
         print(((y.double().cpu() - ref).norm() / ref.norm()).item() < 5e-3)
     """)
-    # ("0": the automatic choice, here the fused kernel's w-phase pairs with resident weights)
-    for value, expected in [("1", "reference"), ("0", "fused_bf16_bn32_mfast_pair_res")]:
+    # ("0": the automatic choice, here the fused kernel's w-phase pairs)
+    for value, expected in [("1", "reference"), ("0", "fused_bf16_bn32_mfast_pair")]:
         env = dict(os.environ, CONVT3D_FORCE_REFERENCE=value)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, timeout=600)
@@ -634,7 +634,7 @@ def test_halo_env_switch():
             ("0", ["igemm_bf16_bn16_mfast", "True", "igemm_bf16_bn16_mfast", "True"]),
             ("1", [halo, "True", halo, "True"]),
             ("2", ["fused_bf16_bn16_mfast", "True", "fused_bf16_bn16_mfast", "True"]),
-            ("", [halo, "True", "fused_bf16_bn32_mfast_pair_res", "True"])]:  # w-phase pairs
+            ("", [halo, "True", "fused_bf16_bn32_mfast_pair", "True"])]:  # w-phase pairs
         env = dict(os.environ, CONVT3D_HALO=value)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, timeout=600)

@@ -136,10 +136,12 @@ bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x
   // Resident weights (halo_kernel.cuh RES): BN 32, one N tile and one group (a CTA's weights
   // are the layer's), one-term modes; shared memory holds every tap's B of every chunk in place
   // of the stages, and persistent CTAs load them (and the tables) once, not once per box. The
-  // rule: 16 bits, where two CTAs still fit per SM (design doc v62, H200, bf16, persistent /
-  // streamed: suite cases 6 and 7 4-5 % faster with NCDHW x, 15 % channels_last; TF32's two
-  // chunks of weights leave one CTA per SM, 10 % slower). CONVT3D_FUSED_RES=1 wherever legal,
-  // 2 the same with one box per CTA (no persistence), 0 never.
+  // rule: 16 bits without w-phase pairs, where two CTAs still fit per SM (design doc v62, H200,
+  // bf16, persistent / streamed: suite cases 6 and 7 15 % faster channels_last; TF32's two
+  // chunks of weights leave one CTA per SM, 10 % slower; v63: with the paired kernel's leaner
+  // 16-bit epilogue its streamed weights beat the resident ones by 2-9 % on NCDHW).
+  // CONVT3D_FUSED_RES=1 wherever legal, 2 the same with one box per CTA (no persistence), 0
+  // never.
   const int res_sw = f.sw.fused_res;
   if (res_sw != 0 && bn == 32 && n_tiles == 1 && p.groups == 1 &&
       f.mode != fwd::Mode::kTf32x3) {
@@ -148,7 +150,7 @@ bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x
     const int64_t smem =
         best.smem - fwd::halo_stage_bytes(bn) + fwd::fused_res_b_bytes(bn, chunks, kvol);
     const bool rule =
-        res_sw == -1 && fwd::elem_bytes(f.mode) == 2 && smem <= smem_two_per_sm(x);
+        res_sw == -1 && fwd::elem_bytes(f.mode) == 2 && !pair && smem <= smem_two_per_sm(x);
     if (rule || (res_sw > 0 && smem <= cap)) {
       a.fused_res = res_sw > 0 ? res_sw : 1;
       a.smem_bytes = static_cast<int>(smem);

@@ -28,12 +28,18 @@ struct BoxChoice {
   int64_t smem = 0, tiles0 = 0;
 };
 
+// The shared memory one halo-kernel CTA may take on x's device (kHaloSmemCap, within the
+// opt-in limit).
+int64_t halo_smem_cap(const at::Tensor& x) {
+  const auto* prop = at::cuda::getDeviceProperties(x.get_device());
+  return std::min<int64_t>(fwd::kHaloSmemCap, prop->sharedMemPerBlockOptin);
+}
+
 template <class Cost>
 BoxChoice pick_box(int bm, const ConvT3dParams& p, const fwd::AxisPlan* ax, const at::Tensor& x,
                    Cost cost, bool two_per_sm = false) {
   constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
-  const auto* prop = at::cuda::getDeviceProperties(x.get_device());
-  const int64_t cap = std::min<int64_t>(fwd::kHaloSmemCap, prop->sharedMemPerBlockOptin);
+  const int64_t cap = halo_smem_cap(x);
   const int64_t cap2 = smem_two_per_sm(x);
   BoxChoice best;
   double best_cost = 0;
@@ -145,8 +151,7 @@ bool plan_fused(FastPlan& f, const ConvT3dParams& p, int bn, const at::Tensor& x
   const int res_sw = f.sw.fused_res;
   if (res_sw != 0 && bn == 32 && n_tiles == 1 && p.groups == 1 &&
       f.mode != fwd::Mode::kTf32x3) {
-    const auto* prop = at::cuda::getDeviceProperties(x.get_device());
-    const int64_t cap = std::min<int64_t>(fwd::kHaloSmemCap, prop->sharedMemPerBlockOptin);
+    const int64_t cap = halo_smem_cap(x);
     const int64_t smem =
         best.smem - fwd::halo_stage_bytes(bn) + fwd::fused_res_b_bytes(bn, chunks, kvol);
     const bool rule =

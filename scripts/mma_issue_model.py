@@ -12,12 +12,12 @@ takes at least issued / peak (the instruction's rate), so it reaches at most
     cap = floor / (issued / peak),  floor = max(useful / ceiling, bytes / copy bandwidth)
 
 of the roofline floor (the bench's: its ceiling is torch.mm's measured rate). Where the floor is
-compute, cap = useful / issued * peak / ceiling. Defaults: peak from scripts/wgmma_rate_probe.cu
-(H100, 2026-11-26: about 485 TFLOP/s TF32, 1000 bf16), ceilings and copy bandwidth of run CJ
-(H200, 2026-11-28).
+compute, cap = useful / issued * peak / ceiling. Defaults: the peak of scripts/wgmma_rate_probe.cu
+at n144 with two CTAs per SM (H200, 2026-11-28: 484 TFLOP/s TF32, 962 bf16; operands of ones),
+the ceilings and copy bandwidth of bench run CK (H200, 2026-11-28).
 
     python3 scripts/mma_issue_model.py                  # every twg row of the suite, markdown
-    python3 scripts/mma_issue_model.py --cases 1,4 --peak-tf32 485 --ceil-tf32 397
+    python3 scripts/mma_issue_model.py --cases 1,4 --peak-tf32 484 --ceil-tf32 397.5
 """
 import argparse
 import os
@@ -70,11 +70,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", default=None)
     ap.add_argument("--modes", default="tf32,bf16")
-    ap.add_argument("--peak-tf32", type=float, default=485.0)
-    ap.add_argument("--peak-bf16", type=float, default=1000.0)
-    ap.add_argument("--ceil-tf32", type=float, default=397.1, help="bench ceiling, TFLOP/s")
-    ap.add_argument("--ceil-bf16", type=float, default=787.2)
-    ap.add_argument("--copy", type=float, default=4.26, help="copy bandwidth, TB/s")
+    ap.add_argument("--peak-tf32", type=float, default=484.0)
+    ap.add_argument("--peak-bf16", type=float, default=962.0)
+    ap.add_argument("--ceil-tf32", type=float, default=397.5, help="bench ceiling, TFLOP/s")
+    ap.add_argument("--ceil-bf16", type=float, default=780.6)
+    ap.add_argument("--copy", type=float, default=4.25, help="copy bandwidth, TB/s")
     args = ap.parse_args()
     as_sm90()
     ids = [int(v) for v in args.cases.split(",")] if args.cases else None

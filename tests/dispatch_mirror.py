@@ -513,10 +513,14 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec, x=None):
     a compute capability 9.0 device (sm_90a build); CONVT3D_TWG=0 never does. With
     16 < Cout/g <= 32 it replaces the per-phase halo kernel of stride-1 layers, and only with
     stacked planes, and with Cout/g <= 16 only with four stacked w taps (kernel_path checks
-    twg_run's J)."""
+    twg_run's J). CONVT3D_TWG=1 takes it wherever it is legal (some phase with taps,
+    Cout/g <= 64), narrow layers of any stride included."""
     import torch
 
     taps = phase_taps(spec)
+    if os.environ.get("CONVT3D_TWG") == "1":
+        return (bool(taps) and cout_g <= 64 and mode in ("bf16", "fp16", "tf32", "3xtf32")
+                and device.type == "cuda" and torch.cuda.get_device_capability(device) == (9, 0))
     long_phases = math.prod(spec[5]) == 1 or sum(taps) >= HALO_MIN_TAPS * len(taps)
     halo_rule = kind in ("halo", "halo_wgmma") and long_phases
     tf32_short = (mode in ("tf32", "3xtf32") and kind not in ("fused", "fused_pair") and bool(taps)
@@ -777,9 +781,10 @@ def kernel_path(x, spec, mode, w=None):
         h16 = twg_h16(x, mode)
         run = twg_run(spec, mode, kvec, y_ncdhw, h16)
         # narrow: only where the stacked blocks fill more than half of M, and with Cout/g <= 16
-        # only with w taps
-        if run is not None and (cout // g > 32 or cout // g * run[5] > 32) and (
-                cout // g > 16 or run[6]):
+        # only with w taps (not when CONVT3D_TWG=1 forces it: plan_twg)
+        forced = os.environ.get("CONVT3D_TWG") == "1"
+        if run is not None and (forced or ((cout // g > 32 or cout // g * run[5] > 32) and (
+                cout // g > 16 or run[6]))):
             stream = "_stream" if run[1] else ""
             sl = "_s2" if run[2] == 2 else ""
             stack = f"_{'w' if run[6] else 'j'}{run[5]}" if run[5] > 1 else ""

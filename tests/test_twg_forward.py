@@ -37,12 +37,14 @@ def force_twg(monkeypatch):
 
 def run_twg(spec, precision, layout="ncdhw", seed=0):
     """Runs spec; asserts the twg kernel ran where it is legal and a tile fits (3xTF32's doubled
-    operands may not: twg_run), and the result."""
+    operands may not: twg_run), the whole kernel name the dispatch mirror gives with
+    CONVT3D_TWG=1 (narrow layers of any stride included), and the result."""
     cout_g = spec[2] // spec[9]
     (x, _, _), _ = make(spec, precision[0], layout, seed)  # strict fp32: fp16 products if dense
     legal = (twg_available() and cout_g <= 64
              and twg_run(spec, precision[3], h16=twg_h16(x, precision[3])) is not None)
-    run(spec, precision, layout, seed, expect_path=False, kernel="twg" if legal else None)
+    run(spec, precision, layout, seed, expect_path=twg_available(),
+        kernel="twg" if legal else None)
     if not legal:
         (x, w, _), _ = make(spec, precision[0], layout)
         with allow_tf32(precision[1]):

@@ -40,8 +40,9 @@ def spec_of(case):
 
 
 def issued_flops(case, mode, channels_last):
-    """(issued FLOPs, the tile (nr, slices, J, w-stacked)) of the twg kernel on this row, or
-    None where no twg tile fits."""
+    """(issued FLOPs, the tile (nr, slices, J, w-stacked)) of the twg kernel on this row (TF32
+    or bf16, groups as given: not a densified layer), or None where no twg tile fits. A CTA past
+    a smaller phase's extent issues nothing, so each phase counts its own tiles."""
     spec = spec_of(case)
     run = dm.twg_run(spec, mode, kvec=channels_last, y_ncdhw=not channels_last)
     if run is None:
@@ -69,7 +70,7 @@ def issued_flops(case, mode, channels_last):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", default=None)
-    ap.add_argument("--modes", default="tf32,bf16")
+    ap.add_argument("--modes", default="tf32,bf16", help="tf32 and/or bf16")
     ap.add_argument("--peak-tf32", type=float, default=484.0)
     ap.add_argument("--peak-bf16", type=float, default=962.0)
     ap.add_argument("--ceil-tf32", type=float, default=397.5, help="bench ceiling, TFLOP/s")
@@ -86,7 +87,7 @@ def main():
             ceil = getattr(args, f"ceil_{mode}")
             for cl in (False, True):
                 path = row_path(case, mode, cl)
-                if not path.startswith("twg_"):
+                if not path.startswith("twg_") or "_dense" in path:
                     continue
                 got = issued_flops(case, mode, cl)
                 if got is None:

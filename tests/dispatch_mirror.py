@@ -518,9 +518,7 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec, x=None):
     import torch
 
     taps = phase_taps(spec)
-    if os.environ.get("CONVT3D_TWG") == "1":
-        return (bool(taps) and cout_g <= 64 and mode in ("bf16", "fp16", "tf32", "3xtf32")
-                and device.type == "cuda" and torch.cuda.get_device_capability(device) == (9, 0))
+    forced = os.environ.get("CONVT3D_TWG") == "1"
     long_phases = math.prod(spec[5]) == 1 or sum(taps) >= HALO_MIN_TAPS * len(taps)
     halo_rule = kind in ("halo", "halo_wgmma") and long_phases
     tf32_short = (mode in ("tf32", "3xtf32") and kind not in ("fused", "fused_pair") and bool(taps)
@@ -533,8 +531,9 @@ def twg_expected(device, spec, mode, kind, cout_g, kvec, x=None):
     narrow = ((cout_g > 16 or twg_wstack_ok(spec, 4)) and cout_g <= 32 and halo_rule
               and math.prod(spec[5]) == 1)
     return (os.environ.get("CONVT3D_TWG") != "0"
-            and ((32 < cout_g <= 64 and (halo_rule or tf32_short or scalar16_strided
-                                         or tma16_short)) or narrow)
+            and ((forced and bool(taps) and cout_g <= 64)
+                 or (32 < cout_g <= 64 and (halo_rule or tf32_short or scalar16_strided
+                                            or tma16_short)) or narrow)
             and mode in ("bf16", "fp16", "tf32", "3xtf32")
             and device.type == "cuda" and torch.cuda.get_device_capability(device) == (9, 0))
 
